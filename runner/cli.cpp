@@ -1,0 +1,77 @@
+#include "runner/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <ostream>
+
+#include "runner/cmd_explain.h"
+#include "runner/exit_status.h"
+
+namespace envgate {
+namespace {
+
+using Handler = std::function<int(Context&)>;
+
+// One row of the command table: the subcommand's name, its one-line help, and a
+// function that declares its options on `app` and returns the handler to run.
+struct Command {
+    const char* name;
+    const char* help;
+    Handler (*define)(CLI::App& app);
+};
+
+Handler define_explain(CLI::App& app) {
+    auto o = std::make_shared<ExplainOptions>();
+    app.add_option("--gate", o->gate,
+                   "pre-migrations | post-migrations | batched-migrations-check")
+        ->required();
+    app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)")->required();
+    app.add_option("--pods", o->pods_path, "its pods: a PodList or a JSON array of pods");
+    app.add_option("--memory", o->memory_path, "the \"memory\" object of the previous call");
+    app.add_option("--now", o->now, "evaluate at this RFC 3339 time (default: now)");
+    return [o](Context& ctx) { return run_explain(*o, ctx); };
+}
+
+const Command k_commands[] = {
+    {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
+};
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, Context& ctx) {
+    CLI::App app{"envgate: locked, gated deploys of Kubernetes environments from GitLab CI",
+                 "envgate"};
+    app.set_version_flag("--version", "envgate 0.1.0");
+    app.require_subcommand(1);
+    Handler chosen;
+    for (const Command& c : k_commands) {
+        CLI::App* sub = app.add_subcommand(c.name, c.help);
+        Handler h = c.define(*sub);
+        sub->callback([&chosen, h] { chosen = h; });
+    }
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+        ctx.out << app.help();
+        return k_exit_success;
+    } catch (const CLI::CallForAllHelp&) {
+        ctx.out << app.help("", CLI::AppFormatMode::All);
+        return k_exit_success;
+    } catch (const CLI::CallForVersion&) {
+        ctx.out << app.version() << "\n";
+        return k_exit_success;
+    } catch (const CLI::ParseError& e) {
+        ctx.err << "envgate: " << e.what() << "\n";
+        ctx.err << "Run 'envgate --help' for the commands and their options.\n";
+        return k_exit_usage;
+    }
+    if (!chosen) {
+        ctx.err << "envgate: no command given\n";
+        return k_exit_usage;
+    }
+    return chosen(ctx);
+}
+
+}  // namespace envgate

@@ -1,0 +1,21 @@
+// `envgate explain`: the gate verdict for saved Kubernetes objects, offline, as JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runner/context.h"
+
+namespace envgate {
+
+struct ExplainOptions {
+    std::string gate;
+    std::string job_path;
+    std::optional<std::string> pods_path;
+    std::optional<std::string> memory_path;
+    std::optional<std::string> now;  // RFC 3339; defaults to the clock
+};
+
+int run_explain(const ExplainOptions& options, Context& ctx);
+
+}  // namespace envgate

@@ -1,0 +1,3 @@
+#include "runner/app.h"
+
+int main(int argc, char** argv) { return envgate::run_main(argc, argv); }
