@@ -30,7 +30,7 @@ enum class Code {
 const char* code_name(Code code);
 
 class [[nodiscard]] Status {
-public:
+  public:
     Status() = default;
     Status(Code code, std::string message) : m_code(code), m_message(std::move(message)) {}
     static Status ok() { return {}; }
@@ -44,15 +44,15 @@ public:
         return {m_code, context + ": " + m_message};
     }
 
-private:
+  private:
     Code m_code = Code::ok;
     std::string m_message;
 };
 
 template <typename T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : m_value(std::move(value)) {}  // NOLINT: implicit by design
+  public:
+    Result(T value) : m_value(std::move(value)) {}         // NOLINT: implicit by design
     Result(Status status) : m_value(std::move(status)) {}  // NOLINT: implicit by design
 
     bool is_ok() const { return std::holds_alternative<T>(m_value); }
@@ -70,7 +70,7 @@ public:
     // REQUIRES: !is_ok().
     const Status& status() const { return std::get<Status>(m_value); }
 
-private:
+  private:
     std::variant<T, Status> m_value;
 };
 
@@ -80,12 +80,12 @@ private:
 #define ENVGATE_CONCAT(a, b) ENVGATE_CONCAT_INNER(a, b)
 
 // TRY(expr): return the Status of `expr` from the enclosing function if it failed.
-#define TRY(expr)                                 \
-    do {                                          \
+#define TRY(expr)                                  \
+    do {                                           \
         ::envgate::Status envgate_try_st = (expr); \
-        if (!envgate_try_st.is_ok()) {            \
-            return envgate_try_st;                \
-        }                                         \
+        if (!envgate_try_st.is_ok()) {             \
+            return envgate_try_st;                 \
+        }                                          \
     } while (false)
 
 // TRY_ASSIGN(lhs, expr): evaluate a Result<T>; return its Status on failure, else

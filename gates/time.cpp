@@ -117,9 +117,13 @@ std::string format_with(TimePoint t, bool micro) {
 
 }  // namespace
 
-std::string format_rfc3339(TimePoint t) { return format_with(t, false); }
+std::string format_rfc3339(TimePoint t) {
+    return format_with(t, false);
+}
 
-std::string format_rfc3339_micro(TimePoint t) { return format_with(t, true); }
+std::string format_rfc3339_micro(TimePoint t) {
+    return format_with(t, true);
+}
 
 std::optional<Duration> parse_duration(std::string_view s) {
     if (s.empty()) {

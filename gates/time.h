@@ -32,7 +32,7 @@ std::string format_duration(Duration d);
 // The source of `now` and of waiting. One real implementation (runner/), and a
 // fake in test/fakes/ whose sleep_until jumps instantly.
 class Clock {
-public:
+  public:
     virtual ~Clock() = default;
     virtual TimePoint now() = 0;
     // Returns when `deadline` has passed, or earlier if interrupted (a signal).

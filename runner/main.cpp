@@ -1,3 +1,5 @@
 #include "runner/app.h"
 
-int main(int argc, char** argv) { return envgate::run_main(argc, argv); }
+int main(int argc, char** argv) {
+    return envgate::run_main(argc, argv);
+}

@@ -6,7 +6,7 @@
 namespace envgate {
 
 class RealClock : public Clock {
-public:
+  public:
     TimePoint now() override;
     void sleep_until(TimePoint deadline) override;
 };

@@ -9,7 +9,7 @@
 namespace envgate::test {
 
 class FakeClock : public Clock {
-public:
+  public:
     explicit FakeClock(TimePoint start) : m_now(start) {}
 
     TimePoint now() override { return m_now; }
@@ -22,7 +22,7 @@ public:
     void advance(Duration d) { m_now += d; }
     const std::vector<Duration>& sleeps() const { return m_sleeps; }
 
-private:
+  private:
     TimePoint m_now;
     std::vector<Duration> m_sleeps;
 };

@@ -28,7 +28,9 @@ BOOST_AUTO_TEST_CASE(applies_numeric_offsets) {
 BOOST_AUTO_TEST_CASE(rejects_malformed_times) {
     for (const char* bad : {"", "2025-05-29", "2025-13-01T00:00:00Z", "2025-05-29T07:12:38",
                             "2025-05-29T07:12:38.Z", "2025-02-30T00:00:00Z", "garbage"}) {
-        BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!parse_rfc3339(bad)); }
+        BOOST_TEST_CONTEXT(bad) {
+            BOOST_TEST(!parse_rfc3339(bad));
+        }
     }
 }
 
