@@ -1,0 +1,80 @@
+#include "runner/files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace envgate {
+namespace {
+
+Status errno_status(const std::string& what, const std::string& path) {
+    return Status(Code::io, what + " " + path + ": " + std::strerror(errno));
+}
+
+Status write_all(int fd, const std::string& content, const std::string& path) {
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return errno_status("cannot write", path);
+        }
+        done += static_cast<size_t>(n);
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+Result<std::string> read_file(const std::string& path) {
+    if (path == "-") {
+        std::ostringstream s;
+        s << std::cin.rdbuf();
+        return s.str();
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return errno_status("cannot read", path);
+    }
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Status write_file_atomic(const std::string& path, const std::string& content) {
+    std::filesystem::path target(path);
+    std::error_code ec;
+    if (target.has_parent_path()) {
+        std::filesystem::create_directories(target.parent_path(), ec);
+        if (ec) {
+            return Status(Code::io,
+                          "cannot create " + target.parent_path().string() + ": " + ec.message());
+        }
+    }
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return errno_status("cannot create", tmp);
+    }
+    Status st = write_all(fd, content, tmp);
+    if (st.is_ok() && ::fsync(fd) != 0) {
+        st = errno_status("cannot sync", tmp);
+    }
+    ::close(fd);
+    if (st.is_ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+        st = errno_status("cannot rename to", path);
+    }
+    if (!st.is_ok()) {
+        ::unlink(tmp.c_str());
+    }
+    return st;
+}
+
+}  // namespace envgate

@@ -1,0 +1,91 @@
+// summary.html: the Markdown summary as one self-contained page (inline CSS, no
+// scripts, no external URLs). A retrying gate has its own colour and label.
+#include <sstream>
+
+#include "runner/report/render.h"
+#include "runner/report/text.h"
+
+namespace envgate {
+namespace {
+
+constexpr const char* k_style = R"css(
+body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1f2328;background:#fff}
+h1{font-size:1.4em}table{border-collapse:collapse;width:100%;margin:1em 0}
+th,td{border:1px solid #d0d7de;padding:.35em .6em;text-align:left;vertical-align:top}
+th{background:#f6f8fa}.badge{display:inline-block;padding:.1em .55em;border-radius:1em;
+font-weight:600;font-size:.85em;color:#fff}.passed,.succeeded,.free{background:#1a7f37}
+.failed{background:#cf222e}.retrying,.passed-after-retries{background:#bf8700}
+.failing{background:#8250df}.running{background:#0969da}.skipped{background:#6e7781}
+.cancelled{background:#57606a}.held{background:#9a6700}
+pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.6em;overflow-x:auto;
+user-select:all}code{font-family:ui-monospace,monospace}
+)css";
+
+std::string css_class(const std::string& label) {
+    std::string out;
+    for (char c : label) {
+        out.push_back(c == ' ' ? '-' : c);
+    }
+    return out;
+}
+
+std::string step_label(const StepReport& s) {
+    if (s.state == StepState::passed && s.retried()) {
+        return "passed after retries";
+    }
+    if (s.state == StepState::running && !s.history.empty()) {
+        return s.history.back().state;
+    }
+    return step_state_name(s.state);
+}
+
+std::string badge(const std::string& label) {
+    return "<span class=\"badge " + css_class(label) + "\">" + xml_escape(label) + "</span>";
+}
+
+void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
+    std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
+    out << "<tr><td>" << xml_escape(r.environment) << "</td><td>" << xml_escape(s.name)
+        << "</td><td>" << badge(step_label(s)) << "</td><td>" << s.duration_text() << "</td><td>"
+        << s.attempts << "</td><td>" << xml_escape(message);
+    if (s.command) {
+        out << "<pre><code>" << xml_escape(*s.command) << "</code></pre>";
+    }
+    for (const auto& h : s.history) {
+        if (h.state == "retrying" && h.command) {
+            out << "<div>" << badge("retrying") << " " << xml_escape(first_line(h.message))
+                << "<pre><code>" << xml_escape(*h.command) << "</code></pre></div>";
+        }
+    }
+    out << "</td></tr>\n";
+}
+
+}  // namespace
+
+std::string render_html(const RunReport& r) {
+    std::ostringstream out;
+    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        << "<title>envgate: " << xml_escape(r.environment) << "</title><style>" << k_style
+        << "</style></head><body>\n";
+    std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
+    out << "<h1>envgate: " << xml_escape(r.environment) << " " << badge(result) << "</h1>\n";
+    out << "<table><thead><tr><th>environment</th><th>step</th><th>state</th><th>duration</th>"
+        << "<th>attempts</th><th>message</th></tr></thead><tbody>\n";
+    for (const auto& s : r.steps) {
+        write_row(out, r, s);
+    }
+    out << "</tbody></table>\n<h2>Lock</h2>\n<p><code>" << xml_escape(r.lock.name) << "</code> "
+        << badge(lock_state_name(r.lock.state));
+    if (r.lock.state != LockState::free && !r.lock.holder.empty()) {
+        out << " held by <code>" << xml_escape(r.lock.holder) << "</code>";
+    }
+    out << "</p>\n";
+    if (r.lock.unlock_command) {
+        out << "<p>It stays held after the failure until a person unlocks it:</p>\n<pre><code>"
+            << xml_escape(*r.lock.unlock_command) << "</code></pre>\n";
+    }
+    out << "</body></html>\n";
+    return out.str();
+}
+
+}  // namespace envgate

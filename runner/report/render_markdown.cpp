@@ -1,0 +1,77 @@
+// summary.md: a table of steps (environment, step, state, duration, attempts,
+// message), then each command to run as a code block, then the lock's state.
+#include <sstream>
+
+#include "runner/report/render.h"
+#include "runner/report/text.h"
+
+namespace envgate {
+namespace {
+
+std::string md_cell(const std::string& text) {
+    std::string out;
+    for (char c : first_line(text, 300)) {
+        if (c == '|') {
+            out += "\\|";
+        } else {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+// A retrying gate is labelled apart from a running or passed one.
+std::string state_label(const StepReport& s) {
+    std::string label = step_state_name(s.state);
+    if (s.state == StepState::passed && s.retried()) {
+        return "passed after retries";
+    }
+    if (s.state == StepState::running && !s.history.empty()) {
+        return s.history.back().state;
+    }
+    return label;
+}
+
+void write_commands(std::ostream& out, const RunReport& r) {
+    bool any = false;
+    for (const auto& s : r.steps) {
+        if (!s.command) {
+            continue;
+        }
+        if (!any) {
+            out << "\n### Commands\n";
+            any = true;
+        }
+        out << "\n"
+            << s.name << " (" << md_cell(s.reason) << "):\n\n```sh\n"
+            << strip_control(*s.command) << "\n```\n";
+    }
+}
+
+}  // namespace
+
+std::string render_markdown(const RunReport& r) {
+    std::ostringstream out;
+    out << "## envgate: " << r.environment << " — " << run_result_name(r.result) << "\n\n";
+    out << "| environment | step | state | duration | attempts | message |\n";
+    out << "|---|---|---|---|---|---|\n";
+    for (const auto& s : r.steps) {
+        std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
+        out << "| " << md_cell(r.environment) << " | " << md_cell(s.name) << " | " << state_label(s)
+            << " | " << s.duration_text() << " | " << s.attempts << " | " << md_cell(message)
+            << " |\n";
+    }
+    write_commands(out, r);
+    out << "\n### Lock\n\n`" << r.lock.name << "` is **" << lock_state_name(r.lock.state) << "**";
+    if (r.lock.state != LockState::free && !r.lock.holder.empty()) {
+        out << ", held by `" << md_cell(r.lock.holder) << "`";
+    }
+    out << ".\n";
+    if (r.lock.unlock_command) {
+        out << "\nIt stays held after the failure until a person unlocks it:\n\n```sh\n"
+            << strip_control(*r.lock.unlock_command) << "\n```\n";
+    }
+    return out.str();
+}
+
+}  // namespace envgate

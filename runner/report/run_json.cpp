@@ -1,0 +1,162 @@
+// run.json: the whole RunReport, machine-readable, and its parser (the dashboard
+// renders saved runs). Field names are part of the documented interface.
+#include <nlohmann/json.hpp>
+
+#include "runner/report/render.h"
+
+namespace envgate {
+namespace {
+
+using nlohmann::json;
+
+json opt(const std::optional<std::string>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+json opt_time(const std::optional<TimePoint>& t) {
+    return t ? json(format_rfc3339_micro(*t)) : json(nullptr);
+}
+
+json change_json(const VerdictChange& h) {
+    return {{"at", format_rfc3339_micro(h.at)},
+            {"state", h.state},
+            {"reason", h.reason},
+            {"message", h.message},
+            {"command", opt(h.command)},
+            {"attempt", h.attempt},
+            {"limit", h.limit}};
+}
+
+json step_json(const StepReport& s) {
+    json history = json::array();
+    for (const auto& h : s.history) {
+        history.push_back(change_json(h));
+    }
+    return {{"name", s.name},
+            {"kind", s.kind},
+            {"state", step_state_name(s.state)},
+            {"file", s.file},
+            {"started", opt_time(s.started)},
+            {"finished", opt_time(s.finished)},
+            {"seconds", s.seconds()},
+            {"attempts", s.attempts},
+            {"job", opt(s.job_name)},
+            {"reason", s.reason},
+            {"message", s.message},
+            {"command", opt(s.command)},
+            {"exit_code", s.exit_code ? json(*s.exit_code) : json(nullptr)},
+            {"skipped_why", s.skipped_why},
+            {"history", history}};
+}
+
+template <typename E>
+std::optional<E> enum_from(const std::string& name, const char* (*namer)(E),
+                           std::initializer_list<E> all) {
+    for (E e : all) {
+        if (name == namer(e)) {
+            return e;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> get_opt(const json& j, const char* key) {
+    if (!j.contains(key) || j.at(key).is_null()) {
+        return std::nullopt;
+    }
+    return j.at(key).get<std::string>();
+}
+
+std::optional<TimePoint> get_time(const json& j, const char* key) {
+    auto s = get_opt(j, key);
+    return s ? parse_rfc3339(*s) : std::nullopt;
+}
+
+StepReport step_from(const json& j) {
+    StepReport s;
+    s.name = j.at("name").get<std::string>();
+    s.kind = j.value("kind", "");
+    s.state = enum_from<StepState>(j.at("state").get<std::string>(), step_state_name,
+                                   {StepState::passed, StepState::failed, StepState::skipped,
+                                    StepState::cancelled, StepState::running})
+                  .value_or(StepState::skipped);
+    s.file = j.value("file", "");
+    s.started = get_time(j, "started");
+    s.finished = get_time(j, "finished");
+    s.attempts = j.value("attempts", 0);
+    s.job_name = get_opt(j, "job");
+    s.reason = j.value("reason", "");
+    s.message = j.value("message", "");
+    s.command = get_opt(j, "command");
+    if (j.contains("exit_code") && !j.at("exit_code").is_null()) {
+        s.exit_code = j.at("exit_code").get<int>();
+    }
+    s.skipped_why = j.value("skipped_why", "");
+    for (const auto& h : j.value("history", json::array())) {
+        s.history.push_back({get_time(h, "at").value_or(TimePoint{}), h.value("state", ""),
+                             h.value("reason", ""), h.value("message", ""), get_opt(h, "command"),
+                             h.value("attempt", 0), h.value("limit", 0)});
+    }
+    return s;
+}
+
+}  // namespace
+
+std::string render_run_json(const RunReport& r) {
+    json steps = json::array();
+    for (const auto& s : r.steps) {
+        steps.push_back(step_json(s));
+    }
+    const StepReport* failed = r.failed_step();
+    json j = {{"schema", "envgate.run/v1"},
+              {"environment", r.environment},
+              {"namespace", r.namespace_},
+              {"result", run_result_name(r.result)},
+              {"failed_step", failed ? json(failed->name) : json(nullptr)},
+              {"started", format_rfc3339_micro(r.started)},
+              {"finished", format_rfc3339_micro(r.finished)},
+              {"pipeline_url", opt(r.pipeline_url)},
+              {"job_url", opt(r.job_url)},
+              {"lock",
+               {{"name", r.lock.name},
+                {"state", lock_state_name(r.lock.state)},
+                {"holder", r.lock.holder},
+                {"holder_pipeline_url", opt(r.lock.holder_pipeline_url)},
+                {"holder_job_url", opt(r.lock.holder_job_url)},
+                {"unlock_command", opt(r.lock.unlock_command)}}},
+              {"steps", steps}};
+    return j.dump(2) + "\n";
+}
+
+Result<RunReport> parse_run_json(const std::string& text, const std::string& origin) {
+    try {
+        json j = json::parse(text);
+        RunReport r;
+        r.environment = j.at("environment").get<std::string>();
+        r.namespace_ = j.value("namespace", "");
+        r.result =
+            enum_from<RunResult>(j.at("result").get<std::string>(), run_result_name,
+                                 {RunResult::success, RunResult::failed, RunResult::cancelled})
+                .value_or(RunResult::failed);
+        r.started = get_time(j, "started").value_or(TimePoint{});
+        r.finished = get_time(j, "finished").value_or(TimePoint{});
+        r.pipeline_url = get_opt(j, "pipeline_url");
+        r.job_url = get_opt(j, "job_url");
+        const json& l = j.at("lock");
+        r.lock.name = l.value("name", "");
+        r.lock.state = enum_from<LockState>(l.value("state", "free"), lock_state_name,
+                                            {LockState::free, LockState::held, LockState::failed})
+                           .value_or(LockState::free);
+        r.lock.holder = l.value("holder", "");
+        r.lock.holder_pipeline_url = get_opt(l, "holder_pipeline_url");
+        r.lock.holder_job_url = get_opt(l, "holder_job_url");
+        r.lock.unlock_command = get_opt(l, "unlock_command");
+        for (const auto& s : j.at("steps")) {
+            r.steps.push_back(step_from(s));
+        }
+        return r;
+    } catch (const json::exception& e) {
+        return Status(Code::invalid, origin + ": not an envgate run.json: " + e.what());
+    }
+}
+
+}  // namespace envgate

@@ -1,0 +1,77 @@
+#include "runner/report/run_report.h"
+
+namespace envgate {
+
+const char* step_state_name(StepState s) {
+    switch (s) {
+        case StepState::passed:
+            return "passed";
+        case StepState::failed:
+            return "failed";
+        case StepState::skipped:
+            return "skipped";
+        case StepState::cancelled:
+            return "cancelled";
+        case StepState::running:
+            return "running";
+    }
+    return "unknown";
+}
+
+const char* run_result_name(RunResult r) {
+    switch (r) {
+        case RunResult::success:
+            return "success";
+        case RunResult::failed:
+            return "failed";
+        case RunResult::cancelled:
+            return "cancelled";
+    }
+    return "unknown";
+}
+
+const char* lock_state_name(LockState s) {
+    switch (s) {
+        case LockState::free:
+            return "free";
+        case LockState::held:
+            return "held";
+        case LockState::failed:
+            return "failed";
+    }
+    return "unknown";
+}
+
+bool StepReport::retried() const {
+    for (const auto& h : history) {
+        if (h.state == "retrying") {
+            return true;
+        }
+    }
+    return false;
+}
+
+double StepReport::seconds() const {
+    if (!started || !finished) {
+        return 0;
+    }
+    return std::chrono::duration<double>(*finished - *started).count();
+}
+
+std::string StepReport::duration_text() const {
+    if (!started || !finished) {
+        return "-";
+    }
+    return format_duration(*finished - *started);
+}
+
+const StepReport* RunReport::failed_step() const {
+    for (const auto& s : steps) {
+        if (s.state == StepState::failed || s.state == StepState::cancelled) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace envgate

@@ -1,0 +1,78 @@
+// What one `envgate run` (or gate/lock command) did, as plain data: the single
+// model every report renderer reads and run.json stores. Built by the runner as
+// it goes; renderers never see Kubernetes or lock objects directly.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/time.h"
+
+namespace envgate {
+
+enum class StepState { passed, failed, skipped, cancelled, running };
+enum class RunResult { success, failed, cancelled };
+enum class LockState { free, held, failed };
+
+const char* step_state_name(StepState s);  // "passed", "failed", ...
+const char* run_result_name(RunResult r);  // "success", "failed", "cancelled"
+const char* lock_state_name(LockState s);  // "free", "held", "failed"
+
+// One change of a gate's verdict, as the job log printed it.
+struct VerdictChange {
+    TimePoint at;
+    std::string state;  // running, retrying, failing, failed, succeeded
+    std::string reason;
+    std::string message;
+    std::optional<std::string> command;
+    int attempt = 0;
+    int limit = 0;
+};
+
+struct StepReport {
+    std::string name;  // lock, diff, pre-migrations, deploy, post-migrations, ..., qa
+    std::string kind;  // "lock", "gate" or "step"
+    StepState state = StepState::skipped;
+    std::string file;  // Job manifest or config path (JUnit `file`)
+    std::optional<TimePoint> started;
+    std::optional<TimePoint> finished;
+    int attempts = 0;                     // failed attempts seen (gates); runs (steps)
+    std::optional<std::string> job_name;  // the Kubernetes Job of a gate
+    std::string reason;                   // failure reason (JUnit failure type)
+    std::string message;                  // the whole message
+    std::optional<std::string> command;   // what to run next
+    std::optional<int> exit_code;         // of a step's process
+    std::string skipped_why;
+    std::vector<VerdictChange> history;
+
+    bool retried() const;
+    double seconds() const;             // 0 when not both started and finished
+    std::string duration_text() const;  // "4m30s", or "-" for a step that did not run
+};
+
+struct LockReport {
+    std::string name;  // the lock (environment name, or "qa")
+    LockState state = LockState::free;
+    std::string holder;
+    std::optional<std::string> holder_pipeline_url;
+    std::optional<std::string> holder_job_url;
+    std::optional<std::string> unlock_command;  // set when held after a failure
+};
+
+struct RunReport {
+    std::string environment;
+    std::string namespace_;
+    RunResult result = RunResult::success;
+    TimePoint started;
+    TimePoint finished;
+    std::vector<StepReport> steps;
+    LockReport lock;
+    std::optional<std::string> pipeline_url;  // this pipeline
+    std::optional<std::string> job_url;       // this job
+
+    // The first failed (or cancelled) step, if any.
+    const StepReport* failed_step() const;
+};
+
+}  // namespace envgate

@@ -1,0 +1,204 @@
+// Given one RunReport with every kind of step (retried then passed, failed with a
+// command, skipped), then each renderer's output matches its golden file in
+// test/golden/ and obeys the format rules of spec/reports.md. Set
+// ENVGATE_UPDATE_GOLDEN=1 to rewrite the golden files after a deliberate change.
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "runner/files.h"
+#include "runner/report/render.h"
+#include "runner/report/text.h"
+
+using namespace envgate;
+
+namespace {
+
+TimePoint at(const char* s) {
+    return *parse_rfc3339(s);
+}
+
+StepReport make_step(const char* name, const char* kind, StepState state, const char* file) {
+    StepReport s;
+    s.name = name;
+    s.kind = kind;
+    s.state = state;
+    s.file = file;
+    return s;
+}
+
+RunReport sample_report() {
+    RunReport r;
+    r.environment = "gprd";
+    r.namespace_ = "gitlab";
+    r.result = RunResult::failed;
+    r.started = at("2025-05-29T07:10:00Z");
+    r.finished = at("2025-05-29T07:31:05Z");
+    r.pipeline_url = "https://gitlab.example.com/ops/deploy/-/pipelines/1234";
+    r.job_url = "https://gitlab.example.com/ops/deploy/-/jobs/98765";
+
+    StepReport lock = make_step("lock", "lock", StepState::passed, "envgate.yml");
+    lock.started = at("2025-05-29T07:10:00Z");
+    lock.finished = at("2025-05-29T07:10:01Z");
+    lock.message = "acquired gprd for ops/deploy pipeline 1234";
+
+    StepReport pre =
+        make_step("pre-migrations", "gate", StepState::passed, "jobs/pre-migrations.yaml");
+    pre.started = at("2025-05-29T07:10:01Z");
+    pre.finished = at("2025-05-29T07:14:31Z");
+    pre.attempts = 2;
+    pre.job_name = "gitlab-migrations-pre-3f2a1b7c";
+    pre.message = "Job completed";
+    pre.history.push_back({at("2025-05-29T07:12:40Z"), "retrying", "RetryingPreMigrations",
+                           "attempt 1 of 6 failed, 5 left: container migrations exited 1 (Error): "
+                           "PG::LockNotAvailable <\"lock\"> & more",
+                           "kubectl -n gitlab logs job/gitlab-migrations-pre-3f2a1b7c -c "
+                           "migrations --previous",
+                           1, 6});
+    pre.history.push_back({at("2025-05-29T07:14:31Z"), "succeeded", "MigrationsSucceeded",
+                           "Job completed", std::nullopt, 0, 0});
+
+    StepReport deploy = make_step("deploy", "step", StepState::passed, "envgate.yml");
+    deploy.started = at("2025-05-29T07:14:31Z");
+    deploy.finished = at("2025-05-29T07:20:00Z");
+    deploy.attempts = 1;
+    deploy.exit_code = 0;
+
+    StepReport post =
+        make_step("post-migrations", "gate", StepState::failed, "jobs/post-migrations.yaml");
+    post.started = at("2025-05-29T07:20:00Z");
+    post.finished = at("2025-05-29T07:31:05Z");
+    post.attempts = 6;
+    post.job_name = "gitlab-migrations-post-9c0d2e11";
+    post.reason = "MigrationsJobFailed";
+    post.message =
+        "Job failed: BackoffLimitExceeded: Job has reached the specified backoff limit.\n"
+        "Last failure: container migrations exited 1 (Error): PG::UndefinedTable\n"
+        "A change to the Job spec reruns the gate with a new Job.";
+    post.command = "kubectl -n gitlab describe job/gitlab-migrations-post-9c0d2e11";
+
+    StepReport batched = make_step("batched-migrations-check", "gate", StepState::skipped,
+                                   "jobs/batched-check.yaml");
+    batched.skipped_why = "not reached: post-migrations failed";
+    StepReport qa = make_step("qa", "step", StepState::skipped, "envgate.yml");
+    qa.skipped_why = "not reached: post-migrations failed";
+
+    r.steps = {lock, pre, deploy, post, batched, qa};
+    r.lock =
+        LockReport{"gprd",
+                   LockState::failed,
+                   "ops/deploy#1234",
+                   "https://gitlab.example.com/ops/deploy/-/pipelines/1234",
+                   "https://gitlab.example.com/ops/deploy/-/jobs/98765",
+                   "envgate unlock gprd --reason \"post-migrations fixed by hand\" --expect-holder "
+                   "'ops/deploy#1234'"};
+    return r;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+    std::string path = std::string(ENVGATE_GOLDEN) + "/report/" + name;
+    if (std::getenv("ENVGATE_UPDATE_GOLDEN") != nullptr) {
+        BOOST_REQUIRE(write_file_atomic(path, actual).is_ok());
+    }
+    auto expected = read_file(path);
+    BOOST_REQUIRE_MESSAGE(expected.is_ok(), path + " is missing");
+    BOOST_TEST(actual == *expected, name + " differs from its golden file " + path);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(report_suite)
+
+BOOST_AUTO_TEST_CASE(renderers_match_golden_files) {
+    RunReport r = sample_report();
+    check_golden("junit.xml", render_junit(r));
+    check_golden("summary.md", render_markdown(r));
+    check_golden("summary.html", render_html(r));
+    check_golden("envgate.env", render_dotenv(r));
+    check_golden("annotations.json", render_annotations(r));
+    check_golden("run.json", render_run_json(r));
+}
+
+BOOST_AUTO_TEST_CASE(junit_has_one_testcase_per_step_with_reason_as_failure_type) {
+    std::string xml = render_junit(sample_report());
+    std::regex testcase("<testcase classname=\"envgate\\.gprd\" name=\"([a-z-]+)\"");
+    auto begin = std::sregex_iterator(xml.begin(), xml.end(), testcase);
+    BOOST_TEST(std::distance(begin, std::sregex_iterator()) == 6);
+    BOOST_TEST(xml.find("<failure type=\"MigrationsJobFailed\"") != std::string::npos);
+    BOOST_TEST(xml.find("<skipped message=\"not reached: post-migrations failed\"/>") !=
+               std::string::npos);
+    BOOST_TEST(xml.find("&lt;&quot;lock&quot;&gt; &amp; more") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(junit_is_well_formed_xml_for_xmllint) {
+    RunReport r = sample_report();
+    r.steps[3].message += "\x1b[31m red \x01\x02 and ]]> and <![CDATA[";
+    std::string path = "report_test_junit.xml";
+    BOOST_REQUIRE(write_file_atomic(path, render_junit(r)).is_ok());
+    int rc = std::system(("xmllint --noout " + path).c_str());
+    BOOST_TEST(rc == 0);
+}
+
+BOOST_AUTO_TEST_CASE(dotenv_obeys_gitlab_rules) {
+    RunReport r = sample_report();
+    r.steps[3].reason = "Reason with spaces #and $VAR\nnewline";
+    std::string env = render_dotenv(r);
+    BOOST_TEST(env.size() < 5 * 1024u);
+    std::istringstream lines(env);
+    std::string line;
+    std::regex rule("^[A-Z0-9_]+=[^ \t#\"'$]*$");
+    int count = 0;
+    while (std::getline(lines, line)) {
+        BOOST_TEST_CONTEXT(line) {
+            BOOST_TEST(std::regex_match(line, rule));
+        }
+        ++count;
+    }
+    BOOST_TEST(count >= 5);
+    BOOST_TEST(env.find("ENVGATE_RESULT=failed\n") != std::string::npos);
+    BOOST_TEST(env.find("ENVGATE_FAILED_STEP=post-migrations\n") != std::string::npos);
+    BOOST_TEST(env.find("ENVGATE_LOCK_STATE=failed\n") != std::string::npos);
+    BOOST_TEST(env.find("ENVGATE_JOB_PRE_MIGRATIONS=gitlab-migrations-pre-3f2a1b7c\n") !=
+               std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(successful_run_has_no_failure_keys) {
+    RunReport r = sample_report();
+    r.result = RunResult::success;
+    r.steps.resize(3);
+    r.lock.state = LockState::free;
+    std::string env = render_dotenv(r);
+    BOOST_TEST(env.find("ENVGATE_FAILED") == std::string::npos);
+    BOOST_TEST(env.find("ENVGATE_RESULT=success\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(run_json_round_trips) {
+    RunReport r = sample_report();
+    auto back = parse_run_json(render_run_json(r), "run.json");
+    BOOST_REQUIRE(back.is_ok());
+    BOOST_TEST(render_run_json(*back) == render_run_json(r));
+    auto bad = parse_run_json("{\"environment\": 3}", "saved/run.json");
+    BOOST_REQUIRE(!bad.is_ok());
+    BOOST_TEST(bad.status().message().find("saved/run.json") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(html_is_self_contained_and_marks_retries_apart) {
+    std::string html = render_html(sample_report());
+    BOOST_TEST(html.find("<script") == std::string::npos);
+    BOOST_TEST(html.find("src=") == std::string::npos);
+    BOOST_TEST(html.find("<link") == std::string::npos);
+    BOOST_TEST(html.find("badge passed-after-retries") != std::string::npos);
+    BOOST_TEST(html.find("badge retrying") != std::string::npos);
+    BOOST_TEST(html.find("<pre><code>kubectl -n gitlab describe job/") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(text_helpers_strip_escapes_and_cut_on_utf8_boundaries) {
+    BOOST_TEST(strip_control("\x1b[1;31mred\x1b[0m\r\n") == "red\n");
+    BOOST_TEST(first_line("one\ntwo") == "one…");
+    BOOST_TEST(first_line("ééé", 3) == "é…");
+    BOOST_TEST(cap_size("abcdef", 3).starts_with("abc\n… (3 more bytes cut)"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
