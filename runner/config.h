@@ -17,10 +17,17 @@ enum class LockStoreKind { file, kubernetes };
 enum class FailurePolicy { hold, release };
 enum class QueueOrder { oldest_first, newest_first, unordered };
 
+// The words envgate.yml uses for each value ("kubernetes", "hold", "oldest_first").
+const char* lock_store_name(LockStoreKind kind);
+const char* failure_policy_name(FailurePolicy policy);
+const char* queue_order_name(QueueOrder order);
+
 struct LockSettings {
     LockStoreKind store = LockStoreKind::file;
-    std::string path = ".envgate/locks";        // file store: directory of <lock>.json
-    std::string namespace_ = "envgate-locks";   // kubernetes store: namespace of the Leases
+    // file store: directory of <lock>.json; load_config resolves a relative path
+    // against the config file's directory.
+    std::string path = ".envgate/locks";
+    std::string namespace_ = "envgate-locks";  // kubernetes store: namespace of the Leases
     FailurePolicy on_failure = FailurePolicy::hold;
     QueueOrder order = QueueOrder::oldest_first;
     Duration wait_timeout = std::chrono::hours(2);
@@ -39,7 +46,10 @@ struct Environment {
 };
 
 struct GateSettings {
-    std::string job;  // manifest path, relative to the config file's directory
+    // Manifest path. Written relative to the config file's directory; load_config
+    // checks it exists and stores it joined with that directory (so it opens from
+    // the working directory, and is absolute when the config path is).
+    std::string job;
     std::optional<Duration> timeout;
 };
 
@@ -49,6 +59,11 @@ struct Config {
     std::vector<Environment> environments;
     std::map<std::string, GateSettings> gates;  // pre-migrations, post-migrations, ...
     std::map<std::string, std::string> steps;   // diff, deploy, qa -> command
+    // `defaults`, resolved: what an environment inherits, and what the global `qa`
+    // lock uses.
+    std::string default_namespace;
+    LockSettings default_lock;
+    std::vector<std::string> default_unlockers;
 
     // REQUIRES: nothing. Returns nullptr when no environment has that name.
     const Environment* find_environment(const std::string& name) const {
@@ -62,10 +77,12 @@ struct Config {
 };
 
 // Reads and validates `path`. A broken config is an `invalid` Status whose message
-// names file:line:column and the field (`envgate.yml:14:9: environments[2].name: ...`).
+// names file:line:column and the field (`envgate.yml:14:9: environments[2].name: ...`),
+// one error per line, every error found (a missing file is `not_found`). Only reads.
 Result<Config> load_config(const std::string& path);
 
-// The same, from text (tests; `path` only names it in messages).
+// The same, from text (tests). `path` names the file in messages, and its directory
+// is where gate job manifests are looked up (they must exist).
 Result<Config> parse_config(const std::string& text, const std::string& path);
 
 }  // namespace envgate
