@@ -1,0 +1,72 @@
+// The job log as GitLab renders it (spec/reports.md "The job log"): collapsible
+// sections, one coloured line per verdict change, commands alone on their own
+// line, and every secret replaced by [MASKED] before anything is written.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "gates/time.h"
+
+namespace envgate {
+
+enum class Tone { plain, running, retrying, failing, failed, succeeded };
+
+// The tone of a gate state name ("retrying" -> Tone::retrying; unknown -> plain).
+Tone tone_for_state(const std::string& state);
+
+struct LogSettings {
+    bool colour = false;
+    std::vector<std::string> secrets;  // values never to print
+};
+
+// Decides colour from the environment: off with NO_COLOR, on in CI (GitLab renders
+// SGR), else on only when `is_tty`. Secrets: the values of the variables named in
+// ENVGATE_SECRET_VARS (comma or space separated) plus the given token values.
+template <typename Getenv>
+LogSettings log_settings_from(Getenv getenv, bool is_tty) {
+    LogSettings s;
+    s.colour = !getenv("NO_COLOR") && (getenv("CI") || is_tty);
+    if (auto names = getenv("ENVGATE_SECRET_VARS")) {
+        std::string name;
+        for (char c : *names + ",") {
+            if (c == ',' || c == ' ') {
+                if (!name.empty()) {
+                    if (auto v = getenv(name); v && !v->empty()) {
+                        s.secrets.push_back(*v);
+                    }
+                }
+                name.clear();
+            } else {
+                name.push_back(c);
+            }
+        }
+    }
+    return s;
+}
+
+class JobLog {
+  public:
+    JobLog(std::ostream& out, Clock& clock, LogSettings settings);
+
+    // Adds a value to mask from now on (e.g. a token read from a kubeconfig).
+    void add_secret(const std::string& value);
+
+    void section_start(const std::string& name, const std::string& header, bool collapsed = false);
+    void section_end(const std::string& name);
+    void line(Tone tone, const std::string& text);
+    // A command to copy: alone on its line, indented, never coloured.
+    void command(const std::string& text);
+
+    // `text` with every secret replaced by [MASKED].
+    std::string mask(std::string text) const;
+
+  private:
+    static std::string section_name(const std::string& name);
+    std::ostream& m_out;
+    Clock& m_clock;
+    LogSettings m_settings;
+};
+
+}  // namespace envgate
