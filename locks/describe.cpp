@@ -1,0 +1,59 @@
+#include "locks/describe.h"
+
+#include <algorithm>
+
+namespace envgate::locks {
+
+std::string shell_quote(const std::string& text) {
+    bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               std::string("@%+=:,./_-#").find(c) != std::string::npos;
+    });
+    if (plain) {
+        return text;
+    }
+    std::string out = "'";
+    for (char c : text) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+std::string unlock_command(const LockRecord& r) {
+    std::string cmd = "envgate unlock " + r.name + " --reason \"...\"";
+    if (r.holder) {
+        cmd += " --expect-holder " + shell_quote(r.holder->id);
+    }
+    return cmd;
+}
+
+std::string describe_holder(const LockRecord& r, TimePoint now) {
+    if (r.state == LockState::free || !r.holder) {
+        return "free";
+    }
+    std::string text = std::string(r.state == LockState::failed ? "failed, held by " : "held by ") +
+                       r.holder->id + " since " + format_rfc3339(r.acquired_at) + " (" +
+                       format_duration(now - r.acquired_at) + " ago)";
+    if (!r.step.empty()) {
+        text += ", step " + r.step;
+    }
+    if (!r.holder->job_url.empty()) {
+        text += ", job " + r.holder->job_url;
+    }
+    return text;
+}
+
+std::string describe_failure(const LockRecord& r) {
+    if (!r.failure) {
+        return {};
+    }
+    const Failure& f = *r.failure;
+    std::string text = f.step.empty() ? std::string() : "step " + f.step + ": ";
+    text += f.reason;
+    if (!f.message.empty()) {
+        text += ": " + f.message;
+    }
+    return text + " (at " + format_rfc3339(f.at) + ")";
+}
+
+}  // namespace envgate::locks

@@ -1,0 +1,224 @@
+#include "locks/file_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "locks/record_json.h"
+
+namespace envgate::locks {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status io_error(const std::string& what, const std::string& path) {
+    return Status(Code::io, what + " " + path + ": " + std::strerror(errno));
+}
+
+// Closes a file descriptor (and so drops its flock) on every path out.
+class Fd {
+  public:
+    explicit Fd(int fd) : m_fd(fd) {}
+    ~Fd() {
+        if (m_fd >= 0) {
+            ::close(m_fd);
+        }
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return m_fd; }
+
+  private:
+    int m_fd;
+};
+
+Status write_all(int fd, const std::string& data, const std::string& path) {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return io_error("cannot write", path);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+}
+
+Status lock_exclusive(int fd, const std::string& path) {
+    while (::flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            return io_error("cannot flock", path);
+        }
+    }
+    return Status::ok();
+}
+
+Status fsync_directory(const std::string& dir) {
+    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() < 0 || ::fsync(fd.get()) != 0) {
+        return io_error("cannot fsync", dir);
+    }
+    return Status::ok();
+}
+
+// Reads a stored file: the record and its revision ("" when there is no file).
+Result<Versioned> read_file(const std::string& path, const std::string& name) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        if (errno == ENOENT) {
+            LockRecord free_record;
+            free_record.name = name;
+            return Versioned{free_record, ""};
+        }
+        return io_error("cannot open", path);
+    }
+    std::string text;
+    char buf[8192];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return io_error("cannot read", path);
+        }
+        if (n == 0) {
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    try {
+        auto j = nlohmann::json::parse(text);
+        std::int64_t revision = j.value("revision", std::int64_t{0});
+        TRY_ASSIGN(LockRecord record, record_from_json(j));
+        record.name = name;
+        return Versioned{std::move(record), std::to_string(revision)};
+    } catch (const nlohmann::json::exception& e) {
+        return Status(Code::invalid, path + ": not a lock record: " + e.what());
+    }
+}
+
+}  // namespace
+
+Status check_lock_name(const std::string& name) {
+    bool ok = !name.empty() && name.size() <= 63 && std::isalnum(name.front()) &&
+              std::isalnum(name.back()) && std::all_of(name.begin(), name.end(), [](char c) {
+                  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+              });
+    if (!ok) {
+        return Status(Code::invalid, "lock name \"" + name + "\" is not a DNS-1123 label");
+    }
+    return Status::ok();
+}
+
+FileStore::FileStore(std::string directory, BeforeRename before_rename)
+    : m_directory(std::move(directory)), m_before_rename(std::move(before_rename)) {}
+
+std::string FileStore::record_path(const std::string& name) const {
+    return m_directory + "/" + name + ".json";
+}
+
+std::string FileStore::describe() const {
+    return "file store " + m_directory;
+}
+
+Result<Versioned> FileStore::read(const std::string& name) {
+    TRY(check_lock_name(name));
+    return read_file(record_path(name), name);
+}
+
+Result<std::string> FileStore::write(const std::string& name, const LockRecord& record,
+                                     const std::string& version) {
+    TRY(check_lock_name(name));
+    std::error_code ec;
+    fs::create_directories(m_directory, ec);
+    if (ec) {
+        return Status(Code::io, "cannot create " + m_directory + ": " + ec.message());
+    }
+    std::string lock_path = record_path(name) + ".lock";
+    Fd lock_fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (lock_fd.get() < 0) {
+        return io_error("cannot open", lock_path);
+    }
+    TRY(lock_exclusive(lock_fd.get(), lock_path));
+    std::string new_version;
+    TRY(write_locked(name, record, version, new_version));
+    return new_version;
+}
+
+// REQUIRES: the caller holds the exclusive flock of `name`.
+Status FileStore::write_locked(const std::string& name, const LockRecord& record,
+                               const std::string& version, std::string& new_version) {
+    remove_torn_temps(name);
+    std::string path = record_path(name);
+    TRY_ASSIGN(Versioned current, read_file(path, name));
+    if (current.version != version) {
+        return Status(Code::conflict, path + ": version " + current.version +
+                                          " is stored, the write expected " +
+                                          (version.empty() ? "none" : version));
+    }
+    std::int64_t revision = version.empty() ? 1 : std::stoll(version) + 1;
+    nlohmann::json j = to_json(record);
+    j["name"] = name;
+    j["revision"] = revision;
+    std::string temp = m_directory + "/." + name + ".json.tmp." + std::to_string(::getpid());
+    {
+        Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (fd.get() < 0) {
+            return io_error("cannot create", temp);
+        }
+        TRY(write_all(fd.get(), j.dump(2) + "\n", temp));
+        if (::fsync(fd.get()) != 0) {
+            return io_error("cannot fsync", temp);
+        }
+    }
+    if (m_before_rename && !m_before_rename()) {
+        return Status(Code::io, "write of " + path + " stopped before the rename");
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        return io_error("cannot rename onto", path);
+    }
+    TRY(fsync_directory(m_directory));
+    new_version = std::to_string(revision);
+    return Status::ok();
+}
+
+void FileStore::remove_torn_temps(const std::string& name) const {
+    std::string prefix = "." + name + ".json.tmp.";
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(m_directory, ec)) {
+        if (entry.path().filename().string().rfind(prefix, 0) == 0) {
+            fs::remove(entry.path(), ec);
+        }
+    }
+}
+
+Result<std::vector<std::string>> FileStore::list() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    if (!fs::exists(m_directory, ec)) {
+        return names;
+    }
+    for (const auto& entry : fs::directory_iterator(m_directory, ec)) {
+        std::string file = entry.path().filename().string();
+        if (file.size() > 5 && file.front() != '.' && file.ends_with(".json")) {
+            names.push_back(file.substr(0, file.size() - 5));
+        }
+    }
+    if (ec) {
+        return Status(Code::io, "cannot list " + m_directory + ": " + ec.message());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+}  // namespace envgate::locks

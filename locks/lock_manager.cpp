@@ -1,0 +1,193 @@
+#include "locks/lock_manager.h"
+
+#include <ostream>
+
+#include "locks/describe.h"
+
+namespace envgate::locks {
+namespace {
+
+bool holds(Outcome o) {
+    return o == Outcome::acquired || o == Outcome::reentered || o == Outcome::took_over;
+}
+
+std::string queue_text(const Decision& d, QueueOrder order) {
+    if (d.position == 0) {
+        return "not queued";
+    }
+    return "position " + std::to_string(d.position) + " of " + std::to_string(d.queue_length) +
+           " in the queue (" + order_name(order) + ")";
+}
+
+}  // namespace
+
+LockManager::LockManager(LockStore& store, Clock& clock, std::ostream& log,
+                         std::function<int()> pending_signal, ManagerOptions options)
+    : m_store(store),
+      m_clock(clock),
+      m_log(log),
+      m_pending_signal(std::move(pending_signal)),
+      m_options(options) {}
+
+Result<Decision> LockManager::decide_and_write(const std::string& name, const Request& request,
+                                               LockRecord& record) {
+    for (int attempt = 0; attempt < m_options.max_conflicts; ++attempt) {
+        TRY_ASSIGN(Versioned current, m_store.read(name));
+        TimePoint now = m_clock.now();
+        Observations& seen = m_seen[name];
+        seen = observe(seen, current.record, now);
+        Decision d = decide(current.record, request, now, seen);
+        if (!d.write) {
+            record = current.record;
+            return d;
+        }
+        d.write->name = name;
+        auto written = m_store.write(name, *d.write, current.version);
+        if (written.is_ok()) {
+            record = *d.write;
+            return d;
+        }
+        if (written.status().code() != Code::conflict) {
+            return written.status().with_context("lock " + name);
+        }
+    }
+    return Status(Code::transient, "lock " + name + ": " + std::to_string(m_options.max_conflicts) +
+                                       " conflicting writes in a row");
+}
+
+Result<Decision> LockManager::apply(const std::string& name, const Request& request,
+                                    LockRecord* record) {
+    LockRecord scratch;
+    TRY_ASSIGN(Decision d, decide_and_write(name, request, scratch));
+    if (record != nullptr) {
+        *record = std::move(scratch);
+    }
+    return d;
+}
+
+Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& who) {
+    Request rq;
+    rq.op = Op::acquire;
+    rq.who = who;
+    rq.step = spec.step;
+    rq.lease_duration = spec.lease_duration;
+    rq.waiter_ttl = spec.waiter_ttl;
+    rq.on_failure = spec.on_failure;
+    rq.order = spec.order;
+    rq.wait = spec.wait;
+    TimePoint started = m_clock.now();
+    TimePoint deadline = started + spec.wait_timeout;
+    m_last_report = {};
+    LockRecord record;
+    for (;;) {
+        if (int signal = m_pending_signal ? m_pending_signal() : 0) {
+            return give_up(spec, who, AcquireEnd::cancelled, Decision{}, record, signal);
+        }
+        TRY_ASSIGN(Decision d, decide_and_write(spec.name, rq, record));
+        if (holds(d.outcome)) {
+            return AcquireResult{AcquireEnd::acquired, d, record, 0};
+        }
+        if (d.outcome == Outcome::marked_vanished) {
+            m_log << "lock " << spec.name << ": " << d.message
+                  << "; marked failed (HolderVanished, policy hold). It stays failed until "
+                     "someone runs:\n  "
+                  << unlock_command(record) << "\n";
+            continue;
+        }
+        if (d.outcome == Outcome::refused) {
+            return give_up(spec, who, AcquireEnd::refused, d, record, 0);
+        }
+        TimePoint now = m_clock.now();
+        if (now >= deadline) {
+            return give_up(spec, who, AcquireEnd::timed_out, d, record, 0);
+        }
+        report_wait(spec, d, record, started);
+        m_clock.sleep_until(std::min(now + m_options.poll_interval, deadline));
+    }
+}
+
+void LockManager::report_wait(const LockSpec& spec, const Decision& d, const LockRecord& r,
+                              TimePoint started) {
+    TimePoint now = m_clock.now();
+    if (m_last_report != TimePoint{} && now - m_last_report < m_options.report_every) {
+        return;
+    }
+    m_last_report = now;
+    m_log << "waiting for lock " << spec.name << ": " << describe_holder(r, now) << "; "
+          << queue_text(d, spec.order) << "; waited " << format_duration(now - started) << " of "
+          << format_duration(spec.wait_timeout) << "\n";
+    if (r.state == LockState::failed) {
+        m_log << "  failure: " << describe_failure(r) << "\n  to unlock: " << unlock_command(r)
+              << "\n";
+    }
+}
+
+AcquireResult LockManager::give_up(const LockSpec& spec, const Holder& who, AcquireEnd end,
+                                   const Decision& d, const LockRecord& r, int signal) {
+    TimePoint now = m_clock.now();
+    if (end == AcquireEnd::timed_out || end == AcquireEnd::cancelled) {
+        Request leave;
+        leave.op = Op::leave_queue;
+        leave.who = who;
+        auto left = apply(spec.name, leave);
+        if (!left.is_ok()) {
+            m_log << "lock " << spec.name
+                  << ": could not leave the queue: " << left.status().message() << "\n";
+        }
+    }
+    if (end == AcquireEnd::timed_out) {
+        m_log << "envgate: lock " << spec.name << " not obtained within "
+              << format_duration(spec.wait_timeout) << ": " << describe_holder(r, now) << "\n";
+    } else if (end == AcquireEnd::cancelled) {
+        m_log << "envgate: stopped waiting for lock " << spec.name << " (signal " << signal
+              << "); left the queue\n";
+    } else {
+        m_log << "envgate: lock " << spec.name << " not obtained: " << d.message << "\n";
+        if (d.refusal == Refusal::held_by_other) {
+            m_log << "  " << describe_holder(r, now) << "\n";
+        }
+    }
+    if (r.state == LockState::failed && end != AcquireEnd::cancelled) {
+        m_log << "  failure: " << describe_failure(r) << "\n  to unlock: " << unlock_command(r)
+              << "\n";
+    }
+    return AcquireResult{end, d, r, signal};
+}
+
+Result<Decision> LockManager::renew(const LockSpec& spec, const Holder& who) {
+    Request rq;
+    rq.op = Op::renew;
+    rq.who = who;
+    rq.lease_duration = spec.lease_duration;
+    return apply(spec.name, rq);
+}
+
+Result<Decision> LockManager::release(const std::string& name, const Holder& who) {
+    Request rq;
+    rq.op = Op::release;
+    rq.who = who;
+    return apply(name, rq);
+}
+
+Result<Decision> LockManager::fail(const LockSpec& spec, const Holder& who,
+                                   const Failure& failure) {
+    Request rq;
+    rq.op = Op::fail;
+    rq.who = who;
+    rq.on_failure = spec.on_failure;
+    rq.failure = failure;
+    return apply(spec.name, rq);
+}
+
+Result<Decision> LockManager::unlock(const std::string& name, const std::string& actor,
+                                     const std::string& reason,
+                                     const std::optional<std::string>& expect) {
+    Request rq;
+    rq.op = Op::unlock;
+    rq.actor = actor;
+    rq.reason = reason;
+    rq.expect_holder = expect;
+    return apply(name, rq);
+}
+
+}  // namespace envgate::locks

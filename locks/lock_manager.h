@@ -1,0 +1,80 @@
+// LockManager: acts on the pure policy. Each operation is a loop of read ->
+// observe -> decide -> compare-and-swap write (a Conflict re-reads and re-decides);
+// acquire also waits through the Clock seam, printing who holds the lock.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <string>
+
+#include "locks/lock_store.h"
+#include "locks/policy.h"
+
+namespace envgate::locks {
+
+// How one lock is to be taken, from the environment's settings and the command line.
+struct LockSpec {
+    std::string name;
+    OnFailure on_failure = OnFailure::hold;
+    QueueOrder order = QueueOrder::oldest_first;
+    Duration lease_duration = std::chrono::seconds(60);  // written on acquire and renew
+    Duration wait_timeout = std::chrono::hours(2);
+    Duration waiter_ttl = std::chrono::seconds(60);  // queue entry without refresh: gone
+    Wait wait = Wait::yes;
+    std::string step;
+};
+
+struct ManagerOptions {
+    Duration poll_interval = std::chrono::milliseconds(100);  // re-read while waiting
+    Duration report_every = std::chrono::seconds(30);         // "still waiting" lines
+    int max_conflicts = 1000;  // conflicts in a row before giving up (Code::transient)
+};
+
+enum class AcquireEnd { acquired, timed_out, refused, cancelled };
+
+struct AcquireResult {
+    AcquireEnd end = AcquireEnd::acquired;
+    Decision decision;  // the last decision (acquired / reentered / took_over / refused)
+    LockRecord record;  // the record as last read or written
+    int signal = 0;     // AcquireEnd::cancelled: the signal that stopped us
+};
+
+class LockManager {
+  public:
+    // `pending_signal` returns the number of a SIGTERM/SIGINT received, or 0. `log`
+    // receives the progress lines for people.
+    LockManager(LockStore& store, Clock& clock, std::ostream& log,
+                std::function<int()> pending_signal, ManagerOptions options = {});
+
+    Result<AcquireResult> acquire(const LockSpec& spec, const Holder& who);
+
+    // One decide-and-write for any other request (release, fail, renew, unlock,
+    // verify, leave_queue). `record` receives the record after the operation.
+    Result<Decision> apply(const std::string& name, const Request& request,
+                           LockRecord* record = nullptr);
+
+    Result<Decision> renew(const LockSpec& spec, const Holder& who);
+    Result<Decision> release(const std::string& name, const Holder& who);
+    Result<Decision> fail(const LockSpec& spec, const Holder& who, const Failure& failure);
+    Result<Decision> unlock(const std::string& name, const std::string& actor,
+                            const std::string& reason, const std::optional<std::string>& expect);
+
+  private:
+    Result<Decision> decide_and_write(const std::string& name, const Request& request,
+                                      LockRecord& record);
+    void report_wait(const LockSpec& spec, const Decision& d, const LockRecord& r,
+                     TimePoint started);
+    AcquireResult give_up(const LockSpec& spec, const Holder& who, AcquireEnd end,
+                          const Decision& d, const LockRecord& r, int signal);
+
+    LockStore& m_store;
+    Clock& m_clock;
+    std::ostream& m_log;
+    std::function<int()> m_pending_signal;
+    ManagerOptions m_options;
+    std::map<std::string, Observations> m_seen;  // per lock: what we saw, and when
+    TimePoint m_last_report{};
+};
+
+}  // namespace envgate::locks

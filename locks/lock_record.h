@@ -1,0 +1,86 @@
+// The lock record: one per lock (an environment, or the global `qa` lock). Plain
+// data that the pure policy (policy.h) reads and rewrites and that every LockStore
+// persists; its JSON form is documented in locks/README.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/time.h"
+
+namespace envgate::locks {
+
+enum class LockState { free, held, failed };
+// What a holder's failure does to the lock (envgate.yml `on_failure`).
+enum class OnFailure { hold, release };
+// Who goes first among waiters when the lock frees up (envgate.yml `order`).
+enum class QueueOrder { oldest_first, newest_first, unordered };
+
+// Who holds or waits: a pipeline in CI (`group/project#1234`), else `local:USER@HOST`.
+struct Holder {
+    std::string id;
+    std::string pipeline_url;
+    std::string job_url;
+    std::string project;
+    std::string user;
+    // Ordering key: when the pipeline was created (CI_PIPELINE_CREATED_AT) and its
+    // numeric id; both absent outside CI, where arrival time orders instead.
+    std::optional<TimePoint> created_at;
+    std::optional<std::int64_t> pipeline_id;
+};
+
+struct Failure {
+    std::string step;
+    std::string reason;  // UpperCamelCase, e.g. MigrationsJobFailed, HolderVanished
+    std::string message;
+    TimePoint at{};
+};
+
+struct Waiter {
+    Holder who;
+    TimePoint since{};      // when it joined the queue (its own clock)
+    TimePoint last_seen{};  // refreshed while it waits; others judge liveness by change
+    Duration ttl{};         // no change seen for this long: it is gone
+};
+
+// One audit entry. `seq` counts every transition the lock ever made, so a gap in
+// the capped history is visible.
+struct Transition {
+    std::int64_t seq = 0;
+    std::string what;  // acquire, takeover, release, fail, vanished, unlock
+    std::string who;
+    TimePoint at{};
+    std::string why;
+};
+
+inline constexpr std::size_t k_history_limit = 20;
+
+struct LockRecord {
+    std::string name;
+    LockState state = LockState::free;
+    std::optional<Holder> holder;  // set while held or failed
+    TimePoint acquired_at{};
+    TimePoint renewed_at{};
+    Duration lease_duration{};
+    std::int64_t lease_transitions = 0;
+    std::string step;
+    std::optional<Failure> failure;  // set while failed
+    std::vector<Waiter> waiters;
+    std::vector<Transition> history;  // oldest first, at most k_history_limit
+
+    bool held_by(const std::string& id) const { return holder && holder->id == id; }
+    const Waiter* find_waiter(const std::string& id) const;
+    // Appends to the history, numbering it and dropping the oldest beyond the limit.
+    void record(std::string what, std::string who, TimePoint at, std::string why);
+    // Removes `id` from the queue; returns whether it was there.
+    bool remove_waiter(const std::string& id);
+};
+
+const char* state_name(LockState state);
+std::optional<LockState> parse_state(const std::string& text);
+const char* order_name(QueueOrder order);
+const char* on_failure_name(OnFailure policy);
+
+}  // namespace envgate::locks

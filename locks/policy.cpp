@@ -1,0 +1,260 @@
+#include "locks/policy.h"
+
+#include "locks/policy_detail.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace envgate::locks {
+
+Decision detail::refuse(Refusal why, std::string message) {
+    Decision d;
+    d.outcome = Outcome::refused;
+    d.refusal = why;
+    d.message = std::move(message);
+    return d;
+}
+
+Decision detail::with_write(Outcome outcome, LockRecord next, std::string message) {
+    Decision d;
+    d.outcome = outcome;
+    d.write = std::move(next);
+    d.message = std::move(message);
+    return d;
+}
+
+std::string detail::holder_id(const LockRecord& r) {
+    return r.holder ? r.holder->id : "nobody";
+}
+
+namespace {
+
+using detail::holder_id;
+using detail::refuse;
+using detail::with_write;
+
+const std::string k_holder_key = "holder";
+std::string waiter_key(const std::string& id) {
+    return "waiter:" + id;
+}
+
+// True when `key` was observed unchanged for at least `ttl` on our clock.
+bool unchanged_for(const Observations& seen, const std::string& key, Duration ttl, TimePoint now) {
+    auto it = seen.find(key);
+    return ttl > Duration::zero() && it != seen.end() && now - it->second.observed_at >= ttl;
+}
+
+Duration unchanged_since(const Observations& seen, const std::string& key, TimePoint now) {
+    auto it = seen.find(key);
+    return it == seen.end() ? Duration::zero() : now - it->second.observed_at;
+}
+
+// Ordering key: pipeline creation time when known, else arrival; then pipeline id, id.
+using Key = std::tuple<TimePoint, std::int64_t, std::string>;
+Key key_of(const Holder& h, TimePoint arrival) {
+    return {h.created_at.value_or(arrival), h.pipeline_id.value_or(0), h.id};
+}
+
+Key my_key(const LockRecord& r, const Request& rq, TimePoint now) {
+    const Waiter* w = r.find_waiter(rq.who.id);
+    return key_of(rq.who, w ? w->since : now);
+}
+
+// Drops queue entries whose last-seen stamp we saw unchanged for their TTL.
+bool prune_dead_waiters(LockRecord& r, const std::string& self, TimePoint now,
+                        const Observations& seen) {
+    auto dead = [&](const Waiter& w) {
+        return w.who.id != self && unchanged_for(seen, waiter_key(w.who.id), w.ttl, now);
+    };
+    auto it = std::remove_if(r.waiters.begin(), r.waiters.end(), dead);
+    bool changed = it != r.waiters.end();
+    r.waiters.erase(it, r.waiters.end());
+    return changed;
+}
+
+// True when no live waiter goes before the requester under `rq.order`.
+bool first_in_line(const LockRecord& r, const Request& rq, TimePoint now) {
+    if (rq.order == QueueOrder::unordered) {
+        return true;
+    }
+    Key mine = my_key(r, rq, now);
+    for (const auto& w : r.waiters) {
+        if (w.who.id == rq.who.id) {
+            continue;
+        }
+        Key theirs = key_of(w.who, w.since);
+        if (rq.order == QueueOrder::oldest_first ? theirs < mine : theirs > mine) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void set_position(Decision& d, const LockRecord& r, const Request& rq) {
+    std::vector<std::pair<Key, std::string>> keys;
+    for (const auto& w : r.waiters) {
+        Key k =
+            rq.order == QueueOrder::unordered ? Key{w.since, 0, w.who.id} : key_of(w.who, w.since);
+        keys.emplace_back(k, w.who.id);
+    }
+    std::sort(keys.begin(), keys.end());
+    if (rq.order == QueueOrder::newest_first) {
+        std::reverse(keys.begin(), keys.end());
+    }
+    d.queue_length = static_cast<int>(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i].second == rq.who.id) {
+            d.position = static_cast<int>(i) + 1;
+        }
+    }
+}
+
+// Adds the requester to the queue, or refreshes its entry when a third of its TTL
+// has passed; `dirty` says the record already changed (dead waiters pruned).
+Decision wait_in_queue(LockRecord next, const Request& rq, TimePoint now, bool dirty,
+                       Refusal if_no_wait, const std::string& why) {
+    if (rq.wait == Wait::no) {
+        return refuse(if_no_wait, why);
+    }
+    auto it = std::find_if(next.waiters.begin(), next.waiters.end(),
+                           [&](const Waiter& w) { return w.who.id == rq.who.id; });
+    if (it == next.waiters.end()) {
+        next.waiters.push_back({rq.who, now, now, rq.waiter_ttl});
+        dirty = true;
+    } else if (now - it->last_seen >= it->ttl / 3) {
+        it->last_seen = now;
+        it->ttl = rq.waiter_ttl;
+        dirty = true;
+    }
+    Decision d;
+    d.outcome = dirty ? Outcome::queued : Outcome::waiting;
+    d.message = why;
+    set_position(d, next, rq);
+    if (dirty) {
+        d.write = std::move(next);
+    }
+    return d;
+}
+
+Decision take(LockRecord next, const Request& rq, TimePoint now, Outcome outcome,
+              const std::string& what, const std::string& why) {
+    next.state = LockState::held;
+    next.holder = rq.who;
+    next.acquired_at = now;
+    next.renewed_at = now;
+    next.lease_duration = rq.lease_duration;
+    next.step = rq.step;
+    next.failure.reset();
+    next.lease_transitions += 1;
+    next.remove_waiter(rq.who.id);
+    next.record(what, rq.who.id, now, why);
+    return with_write(outcome, std::move(next), why);
+}
+
+Decision reenter(LockRecord next, const Request& rq, TimePoint now) {
+    next.renewed_at = now;
+    next.lease_duration = rq.lease_duration;
+    if (!rq.step.empty()) {
+        next.step = rq.step;
+    }
+    next.remove_waiter(rq.who.id);
+    return with_write(Outcome::reentered, std::move(next), "re-entered by the same holder");
+}
+
+Decision on_stale_holder(LockRecord next, const Request& rq, TimePoint now,
+                         const Observations& seen, bool dirty) {
+    std::string gone = "holder " + holder_id(next) + " vanished: no renewal seen for " +
+                       format_duration(unchanged_since(seen, k_holder_key, now)) + " (lease " +
+                       format_duration(next.lease_duration) + ")";
+    if (rq.on_failure == OnFailure::release) {
+        if (first_in_line(next, rq, now)) {
+            return take(std::move(next), rq, now, Outcome::took_over, "takeover", gone);
+        }
+        return wait_in_queue(std::move(next), rq, now, dirty, Refusal::held_by_other, gone);
+    }
+    next.state = LockState::failed;
+    next.failure = Failure{next.step, "HolderVanished", gone, now};
+    next.record("vanished", rq.who.id, now, gone);
+    if (rq.wait == Wait::yes && !next.find_waiter(rq.who.id)) {
+        next.waiters.push_back({rq.who, now, now, rq.waiter_ttl});
+    }
+    return with_write(Outcome::marked_vanished, std::move(next), gone);
+}
+
+Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
+                 const Observations& seen) {
+    LockRecord next = record;
+    bool dirty = prune_dead_waiters(next, rq.who.id, now, seen);
+    if (next.state == LockState::failed) {
+        std::string why = "failed by " + holder_id(next) +
+                          (next.failure ? " (" + next.failure->reason + ")" : std::string());
+        return wait_in_queue(std::move(next), rq, now, dirty, Refusal::lock_failed, why);
+    }
+    if (next.state == LockState::free) {
+        if (first_in_line(next, rq, now)) {
+            std::string why = next.find_waiter(rq.who.id) ? "was first in the queue" : "was free";
+            return take(std::move(next), rq, now, Outcome::acquired, "acquire", why);
+        }
+        return wait_in_queue(std::move(next), rq, now, dirty, Refusal::held_by_other,
+                             "free, but others queued first");
+    }
+    if (next.held_by(rq.who.id)) {
+        return reenter(std::move(next), rq, now);
+    }
+    if (unchanged_for(seen, k_holder_key, next.lease_duration, now)) {
+        return on_stale_holder(std::move(next), rq, now, seen, dirty);
+    }
+    if (rq.order == QueueOrder::newest_first && next.holder &&
+        key_of(*next.holder, next.acquired_at) > my_key(next, rq, now)) {
+        bool was_queued = next.remove_waiter(rq.who.id);
+        Decision d = refuse(Refusal::superseded, "a newer pipeline (" + holder_id(next) +
+                                                     ") took the lock; order is newest_first");
+        if (was_queued || dirty) {
+            d.write = std::move(next);
+        }
+        return d;
+    }
+    std::string why = "held by " + holder_id(next);
+    return wait_in_queue(std::move(next), rq, now, dirty, Refusal::held_by_other, why);
+}
+
+}  // namespace
+
+Observations observe(const Observations& before, const LockRecord& record, TimePoint now) {
+    Observations after;
+    auto keep = [&](const std::string& key, std::string value) {
+        auto it = before.find(key);
+        if (it != before.end() && it->second.value == value) {
+            after[key] = it->second;
+        } else {
+            after[key] = Seen{std::move(value), now};
+        }
+    };
+    if (record.state == LockState::held && record.holder) {
+        keep(k_holder_key, record.holder->id + "|" + format_rfc3339_micro(record.renewed_at) + "|" +
+                               std::to_string(record.lease_transitions));
+    }
+    for (const auto& w : record.waiters) {
+        keep(waiter_key(w.who.id), format_rfc3339_micro(w.last_seen));
+    }
+    return after;
+}
+
+Decision decide(const LockRecord& record, const Request& request, TimePoint now,
+                const Observations& seen) {
+    switch (request.op) {
+        case Op::acquire:
+            return acquire(record, request, now, seen);
+        case Op::renew:
+        case Op::release:
+        case Op::fail:
+        case Op::verify:
+            return detail::decide_holder_op(record, request, now);
+        case Op::unlock:
+        case Op::leave_queue:
+            return detail::decide_admin_op(record, request, now);
+    }
+    return refuse(Refusal::not_holder, "unknown operation");
+}
+
+}  // namespace envgate::locks

@@ -1,0 +1,87 @@
+// The lock policy, PURE: a record, a request, `now` and what this process has
+// observed go in; the next record to write (if any) and what it means come out.
+// No clock, no store, no I/O: runner code and LockManager act on the Decision.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "locks/lock_record.h"
+
+namespace envgate::locks {
+
+// When THIS process first saw a value (the holder's renew time, a waiter's
+// last-seen stamp) in its current form. Staleness is "unchanged for a whole TTL on
+// our clock" (client-go's rule), never a comparison of another host's clock with ours.
+struct Seen {
+    std::string value;
+    TimePoint observed_at{};
+};
+using Observations = std::map<std::string, Seen>;
+
+// Updates `before` with what `record` shows at `now`; forgets parties that left.
+Observations observe(const Observations& before, const LockRecord& record, TimePoint now);
+
+enum class Op { acquire, leave_queue, renew, release, fail, unlock, verify };
+enum class Wait { yes, no };
+
+struct Request {
+    Op op = Op::acquire;
+    Holder who;                 // the requester (acquire, renew, release, fail, verify)
+    std::string step;           // acquire: the step it is in (kept when empty)
+    Duration lease_duration{};  // acquire / renew: lease written to the record
+    Duration waiter_ttl{};      // acquire: how long our queue entry lives without refresh
+    OnFailure on_failure = OnFailure::hold;
+    QueueOrder order = QueueOrder::oldest_first;
+    Wait wait = Wait::yes;                     // acquire: Wait::no refuses instead of queueing
+    Failure failure;                           // fail: step, reason, message (`at` is set to now)
+    std::string actor;                         // unlock: who (GitLab login or OS user)
+    std::string reason;                        // unlock: why (required)
+    std::optional<std::string> expect_holder;  // unlock: refuse if someone else holds
+};
+
+enum class Outcome {
+    acquired,         // free -> held by us
+    reentered,        // already ours: renewed, step updated
+    took_over,        // stale holder, policy release: ours now (lease_transitions + 1)
+    marked_vanished,  // stale holder, policy hold: failed with HolderVanished
+    queued,           // we wait; `write` adds or refreshes our queue entry
+    waiting,          // we wait; nothing to write
+    renewed,
+    released,
+    failed,
+    unlocked,
+    left_queue,
+    verified,
+    nothing_to_do,
+    refused,
+};
+
+enum class Refusal {
+    none,
+    held_by_other,    // acquire --no-wait on a held lock (or behind waiters)
+    lock_failed,      // the lock is failed: only a manual unlock frees it
+    not_holder,       // release / fail / renew / verify by someone who does not hold it
+    holder_changed,   // unlock --expect-holder, and the holder is another
+    superseded,       // newest_first: a newer pipeline won; this older one gives up
+    reason_required,  // unlock without a reason
+};
+
+struct Decision {
+    Outcome outcome = Outcome::nothing_to_do;
+    Refusal refusal = Refusal::none;
+    std::optional<LockRecord> write;  // compare-and-swap this, then act on `outcome`
+    int position = 0;                 // acquire while waiting: 1-based place in the queue
+    int queue_length = 0;
+    std::string message;  // one line for people
+};
+
+// REQUIRES: `seen` == observe(previous, record, now) for this `record`.
+Decision decide(const LockRecord& record, const Request& request, TimePoint now,
+                const Observations& seen);
+
+const char* outcome_name(Outcome outcome);
+const char* refusal_name(Refusal refusal);
+
+}  // namespace envgate::locks

@@ -1,0 +1,179 @@
+#include "locks/record_json.h"
+
+#include <cmath>
+
+namespace envgate::locks {
+namespace {
+
+using nlohmann::json;
+
+json time_or_null(TimePoint t) {
+    return t == TimePoint{} ? json(nullptr) : json(format_rfc3339_micro(t));
+}
+
+// Whole seconds, rounded up, like a Lease's leaseDurationSeconds.
+std::int64_t whole_seconds(Duration d) {
+    return (d.count() + 999'999) / 1'000'000;
+}
+
+json optional_string(const std::string& s) {
+    return s.empty() ? json(nullptr) : json(s);
+}
+
+// Field readers: each throws std::invalid_argument naming the field; the caller
+// turns that into a Status.
+std::string read_string(const json& j, const char* key) {
+    if (!j.contains(key) || j[key].is_null()) {
+        return {};
+    }
+    if (!j[key].is_string()) {
+        throw std::invalid_argument(std::string(key) + ": expected a string");
+    }
+    return j[key].get<std::string>();
+}
+
+TimePoint read_time(const json& j, const char* key) {
+    std::string s = read_string(j, key);
+    if (s.empty()) {
+        return {};
+    }
+    auto t = parse_rfc3339(s);
+    if (!t) {
+        throw std::invalid_argument(std::string(key) + ": \"" + s + "\" is not RFC 3339");
+    }
+    return *t;
+}
+
+std::int64_t read_int(const json& j, const char* key) {
+    if (!j.contains(key) || j[key].is_null()) {
+        return 0;
+    }
+    if (!j[key].is_number_integer()) {
+        throw std::invalid_argument(std::string(key) + ": expected an integer");
+    }
+    return j[key].get<std::int64_t>();
+}
+
+Duration read_seconds(const json& j, const char* key) {
+    return std::chrono::seconds(read_int(j, key));
+}
+
+Holder holder_from(const json& j) {
+    Holder h;
+    h.id = read_string(j, "id");
+    h.pipeline_url = read_string(j, "pipeline_url");
+    h.job_url = read_string(j, "job_url");
+    h.project = read_string(j, "project");
+    h.user = read_string(j, "user");
+    TimePoint created = read_time(j, "pipeline_created_at");
+    if (created != TimePoint{}) {
+        h.created_at = created;
+    }
+    if (j.contains("pipeline_id") && !j["pipeline_id"].is_null()) {
+        h.pipeline_id = read_int(j, "pipeline_id");
+    }
+    return h;
+}
+
+Failure failure_from(const json& j) {
+    return {read_string(j, "step"), read_string(j, "reason"), read_string(j, "message"),
+            read_time(j, "at")};
+}
+
+LockRecord record_from(const json& j) {
+    if (!j.is_object()) {
+        throw std::invalid_argument("expected an object");
+    }
+    LockRecord r;
+    r.name = read_string(j, "name");
+    std::string state = read_string(j, "state");
+    auto parsed = parse_state(state.empty() ? "free" : state);
+    if (!parsed) {
+        throw std::invalid_argument("state: \"" + state + "\" is not free, held or failed");
+    }
+    r.state = *parsed;
+    if (j.contains("holder") && j["holder"].is_object()) {
+        r.holder = holder_from(j["holder"]);
+    }
+    r.acquired_at = read_time(j, "acquired_at");
+    r.renewed_at = read_time(j, "renewed_at");
+    r.lease_duration = read_seconds(j, "lease_duration_seconds");
+    r.lease_transitions = read_int(j, "lease_transitions");
+    r.step = read_string(j, "step");
+    if (j.contains("failure") && j["failure"].is_object()) {
+        r.failure = failure_from(j["failure"]);
+    }
+    for (const auto& w : j.value("waiters", json::array())) {
+        r.waiters.push_back({holder_from(w.at("who")), read_time(w, "since"),
+                             read_time(w, "last_seen"), read_seconds(w, "ttl_seconds")});
+    }
+    for (const auto& t : j.value("history", json::array())) {
+        r.history.push_back({read_int(t, "seq"), read_string(t, "what"), read_string(t, "who"),
+                             read_time(t, "at"), read_string(t, "why")});
+    }
+    return r;
+}
+
+}  // namespace
+
+json to_json(const Holder& h) {
+    json j = {{"id", h.id},
+              {"pipeline_url", optional_string(h.pipeline_url)},
+              {"job_url", optional_string(h.job_url)},
+              {"project", optional_string(h.project)},
+              {"user", optional_string(h.user)},
+              {"pipeline_id", nullptr},
+              {"pipeline_created_at", nullptr}};
+    if (h.pipeline_id) {
+        j["pipeline_id"] = *h.pipeline_id;
+    }
+    if (h.created_at) {
+        j["pipeline_created_at"] = format_rfc3339_micro(*h.created_at);
+    }
+    return j;
+}
+
+json to_json(const LockRecord& r) {
+    json j = {{"schema", k_record_schema},
+              {"name", r.name},
+              {"state", state_name(r.state)},
+              {"holder", r.holder ? to_json(*r.holder) : json(nullptr)},
+              {"acquired_at", time_or_null(r.acquired_at)},
+              {"renewed_at", time_or_null(r.renewed_at)},
+              {"lease_duration_seconds", whole_seconds(r.lease_duration)},
+              {"lease_transitions", r.lease_transitions},
+              {"step", optional_string(r.step)},
+              {"failure", nullptr},
+              {"waiters", json::array()},
+              {"history", json::array()}};
+    if (r.failure) {
+        j["failure"] = {{"step", r.failure->step},
+                        {"reason", r.failure->reason},
+                        {"message", r.failure->message},
+                        {"at", time_or_null(r.failure->at)}};
+    }
+    for (const auto& w : r.waiters) {
+        j["waiters"].push_back({{"who", to_json(w.who)},
+                                {"since", time_or_null(w.since)},
+                                {"last_seen", time_or_null(w.last_seen)},
+                                {"ttl_seconds", whole_seconds(w.ttl)}});
+    }
+    for (const auto& t : r.history) {
+        j["history"].push_back({{"seq", t.seq},
+                                {"what", t.what},
+                                {"who", t.who},
+                                {"at", time_or_null(t.at)},
+                                {"why", t.why}});
+    }
+    return j;
+}
+
+Result<LockRecord> record_from_json(const nlohmann::json& j) {
+    try {
+        return record_from(j);
+    } catch (const std::exception& e) {
+        return Status(Code::invalid, std::string("lock record: ") + e.what());
+    }
+}
+
+}  // namespace envgate::locks
