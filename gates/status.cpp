@@ -1,5 +1,7 @@
 #include "gates/status.h"
 
+#include <ostream>
+
 namespace envgate {
 
 const char* code_name(Code code) {
@@ -32,6 +34,10 @@ const char* code_name(Code code) {
             return "IO";
     }
     return "Unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, Code code) {
+    return out << code_name(code);
 }
 
 }  // namespace envgate

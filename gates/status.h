@@ -3,6 +3,7 @@
 // input (a config, a manifest, a JSON file). Exceptions never cross a module edge.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@ enum class Code {
 
 // The name of `code` as written in messages (`not_found` -> "NotFound").
 const char* code_name(Code code);
+std::ostream& operator<<(std::ostream& out, Code code);
 
 class [[nodiscard]] Status {
   public:
@@ -80,17 +82,18 @@ class [[nodiscard]] Result {
 #define ENVGATE_CONCAT(a, b) ENVGATE_CONCAT_INNER(a, b)
 
 // TRY(expr): return the Status of `expr` from the enclosing function if it failed.
-#define TRY(expr)                                  \
-    do {                                           \
-        ::envgate::Status envgate_try_st = (expr); \
-        if (!envgate_try_st.is_ok()) {             \
-            return envgate_try_st;                 \
-        }                                          \
+#define TRY(expr) TRY_IMPL(ENVGATE_CONCAT(envgate_try_, __COUNTER__), expr)
+#define TRY_IMPL(tmp, expr)             \
+    do {                                \
+        ::envgate::Status tmp = (expr); \
+        if (!tmp.is_ok()) {             \
+            return tmp;                 \
+        }                               \
     } while (false)
 
 // TRY_ASSIGN(lhs, expr): evaluate a Result<T>; return its Status on failure, else
 // move its value into `lhs` (which may be a declaration: `TRY_ASSIGN(auto x, f())`).
-#define TRY_ASSIGN(lhs, expr) TRY_ASSIGN_IMPL(ENVGATE_CONCAT(envgate_res_, __LINE__), lhs, expr)
+#define TRY_ASSIGN(lhs, expr) TRY_ASSIGN_IMPL(ENVGATE_CONCAT(envgate_res_, __COUNTER__), lhs, expr)
 #define TRY_ASSIGN_IMPL(tmp, lhs, expr) \
     auto tmp = (expr);                  \
     if (!tmp.is_ok()) {                 \
