@@ -5,6 +5,7 @@
 #include <memory>
 #include <ostream>
 
+#include "runner/cmd_config.h"
 #include "runner/cmd_explain.h"
 #include "runner/exit_status.h"
 
@@ -33,7 +34,21 @@ Handler define_explain(CLI::App& app) {
     return [o](Context& ctx) { return run_explain(*o, ctx); };
 }
 
+Handler define_config(CLI::App& app) {
+    auto o = std::make_shared<ConfigCheckOptions>();
+    app.require_subcommand(1);
+    CLI::App* check = app.add_subcommand(
+        "check",
+        "Validate the config and print every environment's effective settings. Exit 0 when "
+        "valid; otherwise exit 2 with every error found, one per line, in file order, as "
+        "FILE:LINE:COLUMN: FIELD: MESSAGE. Only reads the file: no lock, no cluster.");
+    check->add_option("--config", o->config_path, "the config file")
+        ->capture_default_str();
+    return [o](Context& ctx) { return run_config_check(*o, ctx); };
+}
+
 const Command k_commands[] = {
+    {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
 };
 

@@ -49,11 +49,12 @@ class ConfigParser {
     Result<Config> parse(const YAML::Node& root) {
         m_config.path = m_f.file();
         if (!root.IsMap()) {
-            m_f.error(root.Mark(), "",
+            m_f.error(m_f.where(root), "",
                       "expected a mapping with `version: 1`, got " + node_kind(root));
             return finish();
         }
         m_root_mark = root.Mark();
+        m_f.index_null_values(root);
         m_f.check_keys(root, "", k_top_keys);
         read_version(root["version"]);
         read_defaults(root["defaults"]);
@@ -91,7 +92,7 @@ class ConfigParser {
         }
         auto v = m_f.read_int(node, "version");
         if (v && *v != 1) {
-            m_f.error(node.Mark(), "version",
+            m_f.error(m_f.where(node), "version",
                       fmt::format("{} is not supported; this envgate reads version 1", *v));
         }
         m_config.version = v.value_or(1);
@@ -116,7 +117,7 @@ class ConfigParser {
     void read_namespace(const YAML::Node& node, const std::string& field, std::string& into) {
         auto s = m_f.read_string(node, field);
         if (s && !is_dns1123_label(*s)) {
-            m_f.error(node.Mark(), field,
+            m_f.error(m_f.where(node), field,
                       fmt::format("\"{}\" is not a DNS-1123 label (a Kubernetes namespace "
                                   "name: lowercase letters, digits and '-', at most 63)",
                                   *s));
@@ -139,7 +140,7 @@ class ConfigParser {
         if (auto n = node["path"]) {
             auto s = m_f.read_string(n, field + ".path");
             if (s && s->empty()) {
-                m_f.error(n.Mark(), field + ".path", "must not be empty");
+                m_f.error(m_f.where(n), field + ".path", "must not be empty");
             } else if (s) {
                 lock.path = resolve(*s);
             }
@@ -179,7 +180,7 @@ class ConfigParser {
             return;
         }
         if (!node.IsSequence() || node.size() == 0) {
-            m_f.error(node.Mark(), "environments",
+            m_f.error(m_f.where(node), "environments",
                       "expected a list of at least one environment, got " + node_kind(node));
             return;
         }
@@ -195,7 +196,8 @@ class ConfigParser {
         env.unlockers = m_config.default_unlockers;
         EnvironmentMarks marks{YAML::Mark::null_mark(), {}};
         if (!node.IsMap()) {
-            m_f.error(node.Mark(), field, "expected a mapping with `name`, got " + node_kind(node));
+            m_f.error(m_f.where(node), field,
+                      "expected a mapping with `name`, got " + node_kind(node));
         } else {
             m_f.check_keys(node, field, k_environment_keys);
             read_environment_fields(node, field, env, marks);
@@ -207,21 +209,21 @@ class ConfigParser {
     void read_environment_fields(const YAML::Node& node, const std::string& field, Environment& env,
                                  EnvironmentMarks& marks) {
         if (!node["name"]) {
-            m_f.error(node.Mark(), field + ".name", "missing; every environment needs a name");
+            m_f.error(m_f.where(node), field + ".name", "missing; every environment needs a name");
         } else if (auto s = m_f.read_string(node["name"], field + ".name")) {
             env.name = *s;
-            marks.name = node["name"].Mark();
+            marks.name = m_f.where(node["name"]);
         }
         if (node["namespace"]) {
             read_namespace(node["namespace"], field + ".namespace", env.namespace_);
         } else if (env.namespace_.empty()) {
-            m_f.error(node.Mark(), field + ".namespace",
+            m_f.error(m_f.where(node), field + ".namespace",
                       "missing; set it here or in defaults.namespace");
         }
         if (auto n = node["kube_context"]) {
             auto s = m_f.read_string(n, field + ".kube_context");
             if (s && s->empty()) {
-                m_f.error(n.Mark(), field + ".kube_context", "must not be empty");
+                m_f.error(m_f.where(n), field + ".kube_context", "must not be empty");
             } else if (s) {
                 env.kube_context = *s;
             }
@@ -232,7 +234,7 @@ class ConfigParser {
         if (auto n = node["after"]) {
             env.after = m_f.read_string_list(n, field + ".after").value_or(env.after);
             for (size_t j = 0; n.IsSequence() && j < n.size(); ++j) {
-                marks.after.push_back(n[j].Mark());
+                marks.after.push_back(m_f.where(n[j]));
             }
         }
         read_lock(node["lock"], field + ".lock", env.lock);
@@ -252,16 +254,15 @@ class ConfigParser {
                 m_config.gates.contains(name)) {
                 continue;  // reported by check_keys
             }
-            if (auto g = read_gate(kv.second, "gates." + name, kv.first.Mark())) {
+            if (auto g = read_gate(kv.second, "gates." + name)) {
                 m_config.gates[name] = *g;
             }
         }
     }
 
-    std::optional<GateSettings> read_gate(const YAML::Node& node, const std::string& field,
-                                          const YAML::Mark& key_mark) {
+    std::optional<GateSettings> read_gate(const YAML::Node& node, const std::string& field) {
         if (!node.IsMap()) {
-            m_f.error(YamlFields::mark_or(node, key_mark), field,
+            m_f.error(m_f.where(node), field,
                       "expected a mapping with `job`, got " + node_kind(node));
             return std::nullopt;
         }
@@ -273,7 +274,7 @@ class ConfigParser {
             gate.timeout = *d;
         }
         if (!node["job"]) {
-            m_f.error(node.Mark(), field + ".job", "missing; the path of the Job manifest");
+            m_f.error(m_f.where(node), field + ".job", "missing; the path of the Job manifest");
             return std::nullopt;
         }
         auto job = m_f.read_string(node["job"], field + ".job");
@@ -283,7 +284,7 @@ class ConfigParser {
         gate.job = resolve(*job);
         std::error_code ec;
         if (job->empty() || !fs::is_regular_file(gate.job, ec)) {
-            m_f.error(node["job"].Mark(), field + ".job",
+            m_f.error(m_f.where(node["job"]), field + ".job",
                       fmt::format("\"{}\" is not a file (looked for {})", *job, gate.job));
             return std::nullopt;
         }
@@ -301,7 +302,7 @@ class ConfigParser {
                 m_config.steps.contains(name)) {
                 continue;
             }
-            const YAML::Mark mark = YamlFields::mark_or(kv.second, kv.first.Mark());
+            const YAML::Mark mark = m_f.where(kv.second);
             if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
                 m_f.error(mark, "steps." + name,
                           "expected a command (a non-empty string), got " + node_kind(kv.second));

@@ -71,12 +71,32 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-YAML::Mark YamlFields::mark_or(const YAML::Node& node, const YAML::Mark& fallback) {
-    if (!node.IsDefined()) {
-        return fallback;
+void YamlFields::index_null_values(const YAML::Node& root) {
+    if (root.IsMap()) {
+        for (const auto& kv : root) {
+            if (kv.second.IsNull()) {
+                m_null_keys.emplace(kv.second.Mark().pos, kv.first.Mark());
+            }
+            index_null_values(kv.second);
+        }
+    } else if (root.IsSequence()) {
+        for (const auto& item : root) {
+            index_null_values(item);
+        }
     }
-    YAML::Mark m = node.Mark();
-    return m.is_null() ? fallback : m;
+}
+
+YAML::Mark YamlFields::where(const YAML::Node& node) const {
+    if (!node.IsDefined()) {
+        return YAML::Mark::null_mark();
+    }
+    if (node.IsNull()) {
+        auto it = m_null_keys.find(node.Mark().pos);
+        if (it != m_null_keys.end()) {
+            return it->second;
+        }
+    }
+    return node.Mark();
 }
 
 void YamlFields::error(const YAML::Mark& mark, const std::string& field,
@@ -105,7 +125,7 @@ bool YamlFields::expect_map(const YAML::Node& node, const std::string& field) {
     if (node.IsMap() || node.IsNull()) {
         return true;
     }
-    error(node.Mark(), field, "expected a mapping, got " + node_kind(node));
+    error(where(node), field, "expected a mapping, got " + node_kind(node));
     return false;
 }
 
@@ -137,7 +157,7 @@ void YamlFields::check_keys(const YAML::Node& map, const std::string& field,
 std::optional<std::string> YamlFields::read_string(const YAML::Node& node,
                                                    const std::string& field) {
     if (!node.IsScalar()) {
-        error(node.Mark(), field, "expected a string, got " + node_kind(node));
+        error(where(node), field, "expected a string, got " + node_kind(node));
         return std::nullopt;
     }
     return node.Scalar();
@@ -146,7 +166,7 @@ std::optional<std::string> YamlFields::read_string(const YAML::Node& node,
 std::optional<std::vector<std::string>> YamlFields::read_string_list(const YAML::Node& node,
                                                                      const std::string& field) {
     if (!node.IsSequence()) {
-        error(node.Mark(), field, "expected a list of strings, got " + node_kind(node));
+        error(where(node), field, "expected a list of strings, got " + node_kind(node));
         return std::nullopt;
     }
     std::vector<std::string> out;
@@ -154,7 +174,7 @@ std::optional<std::vector<std::string>> YamlFields::read_string_list(const YAML:
     for (size_t i = 0; i < node.size(); ++i) {
         auto s = read_string(node[i], fmt::format("{}[{}]", field, i));
         if (s && s->empty()) {
-            error(node[i].Mark(), fmt::format("{}[{}]", field, i), "must not be empty");
+            error(where(node[i]), fmt::format("{}[{}]", field, i), "must not be empty");
             s.reset();
         }
         ok = ok && s.has_value();
@@ -174,7 +194,7 @@ std::optional<int> YamlFields::read_int(const YAML::Node& node, const std::strin
             return v;
         }
     }
-    error(node.Mark(), field, "expected a whole number, got " + node_kind(node));
+    error(where(node), field, "expected a whole number, got " + node_kind(node));
     return std::nullopt;
 }
 
@@ -186,12 +206,12 @@ std::optional<Duration> YamlFields::read_duration(const YAML::Node& node, const 
     }
     auto d = parse_duration(*text);
     if (!d) {
-        error(node.Mark(), field,
+        error(where(node), field,
               fmt::format("\"{}\" is not a duration (write e.g. 90s, 5m, 2h, 1h30m)", *text));
         return std::nullopt;
     }
     if (*d < min) {
-        error(node.Mark(), field,
+        error(where(node), field,
               fmt::format("\"{}\" is too short; the minimum is {}", *text, format_duration(min)));
         return std::nullopt;
     }
@@ -209,7 +229,7 @@ std::optional<size_t> YamlFields::read_choice(const YAML::Node& node, const std:
         return static_cast<size_t>(it - names.begin());
     }
     auto guess = did_you_mean(*text, names);
-    error(node.Mark(), field,
+    error(where(node), field,
           fmt::format("\"{}\" is not one of: {}{}", *text, join(names),
                       guess ? fmt::format(" (did you mean \"{}\"?)", *guess) : ""));
     return std::nullopt;

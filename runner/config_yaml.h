@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,8 +61,12 @@ class YamlFields {
     std::optional<size_t> read_choice(const YAML::Node& node, const std::string& field,
                                       const std::vector<std::string>& names);
 
-    // The mark of `node`, or `fallback` when yaml-cpp has none (an implicit null).
-    static YAML::Mark mark_or(const YAML::Node& node, const YAML::Mark& fallback);
+    // Remembers where the key of every null value under `root` is, because yaml-cpp
+    // marks an empty value (`key:`) at the token after it, often the next line.
+    void index_null_values(const YAML::Node& root);
+
+    // Where to report a problem with `node`: its mark, or for a null value its key's.
+    YAML::Mark where(const YAML::Node& node) const;
 
   private:
     std::string m_file;
@@ -70,6 +75,7 @@ class YamlFields {
         std::string text;
     };
     std::vector<Entry> m_errors;
+    std::map<int, YAML::Mark> m_null_keys;  // null value's mark.pos -> its key's mark
 };
 
 }  // namespace envgate

@@ -1,0 +1,127 @@
+#include "runner/cmd_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <ostream>
+
+#include "runner/exit_status.h"
+
+namespace envgate {
+namespace {
+
+// "2h", "1h30m", "90s" -> "1m30s": like envgate.yml is written, zero parts left out.
+std::string short_duration(Duration d) {
+    using namespace std::chrono;
+    if (d % seconds(1) != Duration{0}) {
+        return std::to_string(duration_cast<milliseconds>(d).count()) + "ms";
+    }
+    const long total = static_cast<long>(duration_cast<seconds>(d).count());
+    const long parts[] = {total / 86400, total % 86400 / 3600, total % 3600 / 60, total % 60};
+    const char* units[] = {"d", "h", "m", "s"};
+    std::string out;
+    for (size_t i = 0; i < 4; ++i) {
+        if (parts[i] != 0) {
+            out += std::to_string(parts[i]) + units[i];
+        }
+    }
+    return out.empty() ? "0s" : out;
+}
+
+void emit_list(YAML::Emitter& y, const char* key, const std::vector<std::string>& items) {
+    y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& s : items) {
+        y << s;
+    }
+    y << YAML::EndSeq;
+}
+
+void emit_lock(YAML::Emitter& y, const LockSettings& lock) {
+    y << YAML::Key << "lock" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "store" << YAML::Value << lock_store_name(lock.store);
+    if (lock.store == LockStoreKind::file) {
+        y << YAML::Key << "path" << YAML::Value << lock.path;
+    } else {
+        y << YAML::Key << "namespace" << YAML::Value << lock.namespace_;
+    }
+    y << YAML::Key << "on_failure" << YAML::Value << failure_policy_name(lock.on_failure);
+    y << YAML::Key << "order" << YAML::Value << queue_order_name(lock.order);
+    y << YAML::Key << "wait_timeout" << YAML::Value << short_duration(lock.wait_timeout);
+    y << YAML::Key << "lease_duration" << YAML::Value << short_duration(lock.lease_duration);
+    y << YAML::Key << "hold_for" << YAML::Value << short_duration(lock.hold_for);
+    y << YAML::EndMap;
+}
+
+void emit_environment(YAML::Emitter& y, const Environment& env) {
+    y << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << env.name;
+    y << YAML::Key << "namespace" << YAML::Value << env.namespace_;
+    if (env.kube_context) {
+        y << YAML::Key << "kube_context" << YAML::Value << *env.kube_context;
+    }
+    emit_list(y, "paths", env.paths);
+    emit_list(y, "after", env.after);
+    emit_lock(y, env.lock);
+    emit_list(y, "unlockers", env.unlockers);
+    y << YAML::EndMap;
+}
+
+void emit_gates_and_steps(YAML::Emitter& y, const Config& config) {
+    if (!config.gates.empty()) {
+        y << YAML::Key << "gates" << YAML::Value << YAML::BeginMap;
+        for (const auto& [name, gate] : config.gates) {
+            y << YAML::Key << name << YAML::Value << YAML::BeginMap;
+            y << YAML::Key << "job" << YAML::Value << gate.job;
+            if (gate.timeout) {
+                y << YAML::Key << "timeout" << YAML::Value << short_duration(*gate.timeout);
+            }
+            y << YAML::EndMap;
+        }
+        y << YAML::EndMap;
+    }
+    if (!config.steps.empty()) {
+        y << YAML::Key << "steps" << YAML::Value << YAML::BeginMap;
+        for (const auto& [name, command] : config.steps) {
+            y << YAML::Key << name << YAML::Value << YAML::DoubleQuoted << command;
+        }
+        y << YAML::EndMap;
+    }
+}
+
+}  // namespace
+
+std::string render_config(const Config& config) {
+    YAML::Emitter y;
+    y.SetIndent(2);
+    y << YAML::BeginMap;
+    y << YAML::Key << "version" << YAML::Value << config.version;
+    y << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
+    if (!config.default_namespace.empty()) {
+        y << YAML::Key << "namespace" << YAML::Value << config.default_namespace;
+    }
+    emit_lock(y, config.default_lock);
+    emit_list(y, "unlockers", config.default_unlockers);
+    y << YAML::EndMap;
+    y << YAML::Key << "environments" << YAML::Value << YAML::BeginSeq;
+    for (const auto& env : config.environments) {
+        emit_environment(y, env);
+    }
+    y << YAML::EndSeq;
+    emit_gates_and_steps(y, config);
+    y << YAML::EndMap;
+    return std::string(y.c_str()) + "\n";
+}
+
+int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
+    auto config = load_config(options.config_path);
+    if (!config) {
+        ctx.err << config.status().message() << "\n";
+        return k_exit_usage;
+    }
+    ctx.out << "# " << options.config_path << ": valid.\n"
+            << "# Effective settings: defaults applied to each environment; the global qa "
+               "lock uses defaults.lock.\n"
+            << render_config(*config);
+    return k_exit_success;
+}
+
+}  // namespace envgate

@@ -1,0 +1,25 @@
+// `envgate config check`: validate envgate.yml and print the settings every
+// environment ends up with (defaults applied). Reads the file and nothing else: a
+// broken config never reaches a lock or a cluster.
+#pragma once
+
+#include <string>
+
+#include "runner/config.h"
+#include "runner/context.h"
+
+namespace envgate {
+
+struct ConfigCheckOptions {
+    std::string config_path = "envgate.yml";
+};
+
+// Exit 0 and the resolved config on `ctx.out`; exit 2 and every error (one per
+// line, file:line:column: field: message) on `ctx.err`.
+int run_config_check(const ConfigCheckOptions& options, Context& ctx);
+
+// The resolved config as YAML in envgate.yml's shape: each environment with its
+// effective namespace, lock settings and unlockers; paths as resolved. Pure.
+std::string render_config(const Config& config);
+
+}  // namespace envgate
