@@ -1,0 +1,150 @@
+// The Job controller's rules: see job_policy.h.
+#include "test/kubesim/job_policy.h"
+
+#include <algorithm>
+
+namespace kubesim {
+
+bool pod_terminal(const json& pod) {
+    std::string phase = pod["status"].value("phase", "");
+    return phase == "Succeeded" || phase == "Failed";
+}
+
+bool pod_active(const json& pod) {
+    return !pod_terminal(pod) && !pod["metadata"].contains("deletionTimestamp");
+}
+
+bool pod_terminating(const json& pod) {
+    return !pod_terminal(pod) && pod["metadata"].contains("deletionTimestamp");
+}
+
+bool has_tracking_finalizer(const json& pod) {
+    for (const auto& f : pod["metadata"].value("finalizers", json::array())) {
+        if (f == "batch.kubernetes.io/job-tracking") {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool pod_failed(const json& pod, const json& job) {
+    std::string phase = pod["status"].value("phase", "");
+    if (phase == "Failed") {
+        return true;
+    }
+    bool only_failed = job["spec"].contains("podFailurePolicy") ||
+                       job["spec"].value("podReplacementPolicy", "") == "Failed";
+    if (only_failed) {
+        return false;
+    }
+    return pod["metadata"].contains("deletionTimestamp") && phase != "Succeeded";
+}
+
+bool past_backoff_limit_on_failure(const json& job, const std::vector<json>& pods) {
+    if (job["spec"]["template"]["spec"].value("restartPolicy", "") != "OnFailure") {
+        return false;
+    }
+    int64_t sum = 0;
+    for (const auto& pod : pods) {
+        std::string phase = pod["status"].value("phase", "");
+        if (phase != "Running" && phase != "Pending") {
+            continue;
+        }
+        for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+            for (const auto& c : pod["status"].value(list, json::array())) {
+                sum += c.value("restartCount", 0);
+            }
+        }
+    }
+    int64_t limit = job["spec"].value("backoffLimit", 6);
+    return limit == 0 ? sum > 0 : sum >= limit;
+}
+
+namespace {
+
+bool exit_codes_match(const json& rule, int code) {
+    const json& on = rule["onExitCodes"];
+    const json& values = on["values"];
+    bool in = std::find(values.begin(), values.end(), json(code)) != values.end();
+    return on.value("operator", "In") == "In" ? in : !in;
+}
+
+// The first terminated container (app, then init) with a non-zero exit code matching.
+std::optional<std::pair<std::string, int>> matching_container(const json& rule, const json& pod) {
+    std::string only = rule["onExitCodes"].value("containerName", "");
+    for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
+        for (const auto& c : pod["status"].value(list, json::array())) {
+            if (!c["state"].contains("terminated")) {
+                continue;
+            }
+            int code = c["state"]["terminated"].value("exitCode", 0);
+            std::string name = c.value("name", "");
+            if (code == 0 || (!only.empty() && name != only)) {
+                continue;
+            }
+            if (exit_codes_match(rule, code)) {
+                return std::make_pair(name, code);
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+PolicyMatch match_pod_failure_policy(const json& job, const json& pod) {
+    if (!job["spec"].contains("podFailurePolicy")) {
+        return {};
+    }
+    const json& rules = job["spec"]["podFailurePolicy"].value("rules", json::array());
+    std::string pod_ref =
+        pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
+    for (size_t i = 0; i < rules.size(); ++i) {
+        const json& rule = rules[i];
+        std::string action = rule.value("action", "");
+        if (rule.contains("onExitCodes")) {
+            auto m = matching_container(rule, pod);
+            if (m) {
+                return {action, "Container " + m->first + " for pod " + pod_ref +
+                                    " failed with exit code " + std::to_string(m->second) +
+                                    " matching " + action + " rule at index " + std::to_string(i)};
+            }
+        }
+        for (const auto& pattern : rule.value("onPodConditions", json::array())) {
+            for (const auto& c : pod["status"].value("conditions", json::array())) {
+                if (c.value("type", "") == pattern.value("type", "") &&
+                    c.value("status", "") == pattern.value("status", "True")) {
+                    return {action, "Pod " + pod_ref + " has condition " +
+                                        pattern.value("type", "") + " matching " + action +
+                                        " rule at index " + std::to_string(i)};
+                }
+            }
+        }
+    }
+    return {};
+}
+
+const json* find_true_condition(const json& job, const std::string& type) {
+    if (!job.contains("status") || !job["status"].contains("conditions")) {
+        return nullptr;
+    }
+    for (const auto& c : job["status"]["conditions"]) {
+        if (c.value("type", "") == type && c.value("status", "") == "True") {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+std::chrono::seconds pod_failure_backoff(int failures) {
+    int64_t d = 10;
+    for (int i = 1; i < failures; ++i) {
+        d *= 2;
+        if (d >= 600) {
+            return std::chrono::seconds(600);
+        }
+    }
+    return std::chrono::seconds(d);
+}
+
+}  // namespace kubesim
