@@ -1,0 +1,50 @@
+// A gate's Job manifest made ready to create: read (YAML or JSON, one document or
+// many as `helm template` prints them), ${VAR} expanded from an allow-list, named
+// `<name>-<hash8>` after a hash of the rendered spec, and labelled for envgate.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "gates/status.h"
+
+namespace envgate {
+
+using Getenv = std::function<std::optional<std::string>(const std::string&)>;
+
+// Labels envgate puts on every Job it creates.
+inline constexpr const char* k_label_environment = "envgate.dev/environment";
+inline constexpr const char* k_label_gate = "envgate.dev/gate";
+inline constexpr const char* k_label_spec_hash = "envgate.dev/spec-hash";
+inline constexpr const char* k_label_pipeline = "envgate.dev/pipeline";
+
+struct RenderedJob {
+    std::string name;       // `<manifest name>-<hash8>`, at most 63 characters
+    std::string spec_hash;  // hash8 of environment, gate and the rendered spec
+    std::string namespace_;
+    nlohmann::json object;  // the Job to create
+};
+
+struct ManifestInput {
+    std::string text;
+    std::string origin;  // file name for messages ("-" is standard input)
+    std::string environment;
+    std::string gate;
+    std::string namespace_;  // used when the manifest names none
+    std::string pipeline;    // CI_PIPELINE_ID, or "local"
+};
+
+// True for the variables a manifest may use: ENVGATE_* and CI_*.
+bool variable_allowed(const std::string& name);
+
+// Expands `${NAME}` in `text` (and `$$` to `$`). A name outside the allow-list, or
+// one that is not set, is an error naming `where` and the variable.
+Result<std::string> expand_variables(const std::string& text, const std::string& where,
+                                     const Getenv& getenv);
+
+// Parses, expands, validates (kind Job, batch/v1, a name), names and labels.
+Result<RenderedJob> render_job_manifest(const ManifestInput& input, const Getenv& getenv);
+
+}  // namespace envgate

@@ -1,0 +1,144 @@
+// Given Job manifests as people write them (YAML, JSON, helm template output),
+// then rendering expands only allowed variables, names the Job after a hash of
+// its rendered spec, labels it, and reports bad input with file:line:column.
+#include <boost/test/unit_test.hpp>
+#include <map>
+
+#include "runner/gate/manifest.h"
+
+using namespace envgate;
+
+namespace {
+
+const char* k_job = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: gitlab-migrations-pre
+  labels: {app: migrations}
+spec:
+  backoffLimit: 6
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: migrations
+          image: "registry.example.com/gitlab-toolbox:${CI_COMMIT_SHORT_SHA}"
+          command: ["sh", "-c", "echo $$HOME; db-migrate"]
+          env:
+            - {name: SKIP_POST_DEPLOYMENT_MIGRATIONS, value: "true"}
+            - name: ENV
+              value: ${ENVGATE_ENV}
+)";
+
+Getenv env_of(std::map<std::string, std::string> vars) {
+    return [vars](const std::string& k) -> std::optional<std::string> {
+        auto it = vars.find(k);
+        return it == vars.end() ? std::nullopt : std::optional(it->second);
+    };
+}
+
+ManifestInput input(const std::string& text) {
+    return {text, "jobs/pre.yaml", "gprd", "pre-migrations", "gitlab", "1234"};
+}
+
+const Getenv k_env = env_of({{"CI_COMMIT_SHORT_SHA", "abc123"}, {"ENVGATE_ENV", "gprd"}});
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(manifest_suite)
+
+BOOST_AUTO_TEST_CASE(renders_names_and_labels_the_job) {
+    auto r = render_job_manifest(input(k_job), k_env);
+    BOOST_REQUIRE_MESSAGE(r.is_ok(), (r.is_ok() ? std::string() : r.status().message()));
+    const auto& job = r->object;
+    BOOST_TEST(r->name == "gitlab-migrations-pre-" + r->spec_hash);
+    BOOST_TEST(r->spec_hash.size() == 8u);
+    BOOST_TEST(job["metadata"]["name"] == r->name);
+    BOOST_TEST(job["metadata"]["namespace"] == "gitlab");
+    BOOST_TEST(job["metadata"]["labels"]["app"] == "migrations");
+    BOOST_TEST(job["metadata"]["labels"]["envgate.dev/environment"] == "gprd");
+    BOOST_TEST(job["metadata"]["labels"]["envgate.dev/gate"] == "pre-migrations");
+    BOOST_TEST(job["metadata"]["labels"]["envgate.dev/spec-hash"] == r->spec_hash);
+    BOOST_TEST(job["metadata"]["labels"]["envgate.dev/pipeline"] == "1234");
+    const auto& c = job["spec"]["template"]["spec"]["containers"][0];
+    BOOST_TEST(c["image"] == "registry.example.com/gitlab-toolbox:abc123");
+    BOOST_TEST(c["command"][2] == "echo $HOME; db-migrate");
+    BOOST_TEST(c["env"][0]["value"] == "true");  // quoted: stays a string
+    BOOST_TEST(c["env"][1]["value"] == "gprd");
+    BOOST_TEST(job["spec"]["backoffLimit"] == 6);  // plain: a number
+}
+
+BOOST_AUTO_TEST_CASE(same_spec_same_name_changed_spec_new_name) {
+    auto a = render_job_manifest(input(k_job), k_env);
+    auto b = render_job_manifest(input(k_job), k_env);
+    auto other_image = render_job_manifest(
+        input(k_job), env_of({{"CI_COMMIT_SHORT_SHA", "def456"}, {"ENVGATE_ENV", "gprd"}}));
+    ManifestInput other_env = input(k_job);
+    other_env.environment = "gstg";
+    auto c = render_job_manifest(other_env, k_env);
+    BOOST_REQUIRE(a.is_ok() && b.is_ok() && other_image.is_ok() && c.is_ok());
+    BOOST_TEST(a->name == b->name);
+    BOOST_TEST(a->name != other_image->name);
+    BOOST_TEST(a->name != c->name);
+}
+
+BOOST_AUTO_TEST_CASE(json_and_multi_document_helm_output_are_accepted) {
+    std::string helm =
+        "---\n# Source: gitlab/templates/sa.yaml\napiVersion: v1\nkind: "
+        "ServiceAccount\nmetadata: {name: sa}\n---\n" +
+        std::string(k_job);
+    auto r = render_job_manifest(input(helm), k_env);
+    BOOST_REQUIRE(r.is_ok());
+    std::string json_text =
+        R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"generateName":"mig-","namespace":"other"},
+            "spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"m","image":"x"}]}}}})";
+    auto j = render_job_manifest(input(json_text), k_env);
+    BOOST_REQUIRE_MESSAGE(j.is_ok(), (j.is_ok() ? std::string() : j.status().message()));
+    BOOST_TEST(j->name == "mig-" + j->spec_hash);
+    BOOST_TEST(j->namespace_ == "other");
+}
+
+BOOST_AUTO_TEST_CASE(long_names_are_cut_to_fit_the_job_name_label) {
+    std::string text = k_job;
+    text.replace(text.find("gitlab-migrations-pre"), 21, std::string(70, 'a'));
+    auto r = render_job_manifest(input(text), k_env);
+    BOOST_REQUIRE(r.is_ok());
+    BOOST_TEST(r->name.size() == 63u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_manifests_name_file_line_and_field) {
+    struct Case {
+        const char* name;
+        std::string text;
+        const char* want;
+    };
+    std::string job = k_job;
+    const Case cases[] = {
+        {"variable outside the allow-list",
+         std::string(job).replace(job.find("${ENVGATE_ENV}"), 14, "${HOME}"),
+         "jobs/pre.yaml:18:22: spec.template.spec.containers[0].env[1].value: ${HOME} is not "
+         "expanded"},
+        {"allowed variable not set",
+         std::string(job).replace(job.find("${ENVGATE_ENV}"), 14, "${ENVGATE_UNSET}"),
+         "${ENVGATE_UNSET} is not set"},
+        {"not yaml", "kind: Job\n  bad: [", "jobs/pre.yaml:2:"},
+        {"no job", "apiVersion: v1\nkind: ConfigMap\n", "no document with kind: Job"},
+        {"two jobs", job + "---\n" + job, "more than one Job"},
+        {"wrong api version", "apiVersion: batch/v2\nkind: Job\nmetadata: {name: x}\nspec: {}\n",
+         "apiVersion: \"batch/v2\" is not batch/v1"},
+        {"no name", "apiVersion: batch/v1\nkind: Job\nspec: {}\n", "the Job needs a name"},
+        {"unterminated", std::string(job).replace(job.find("${ENVGATE_ENV}"), 14, "${CI_X"),
+         "unterminated ${"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            auto r = render_job_manifest(input(c.text), k_env);
+            BOOST_REQUIRE(!r.is_ok());
+            BOOST_TEST(r.status().code() == Code::invalid);
+            BOOST_TEST(r.status().message().find(c.want) != std::string::npos,
+                       r.status().message());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
