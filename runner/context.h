@@ -18,6 +18,8 @@ struct Context {
     Clock& clock;
     // Reads an environment variable (CI variables, KUBECONFIG, NO_COLOR, ...).
     std::function<std::optional<std::string>(const std::string&)> getenv;
+    // The SIGTERM/SIGINT received so far, or 0 (runner/signals.h in the real process).
+    std::function<int()> pending_signal = [] { return 0; };
 };
 
 }  // namespace envgate
