@@ -145,6 +145,8 @@ void YamlFields::check_keys(const YAML::Node& map, const std::string& field,
         std::string path = field.empty() ? name : field + "." + name;
         if (!seen.insert(name).second) {
             error(key.Mark(), path, "duplicate key");
+        } else if (name == "<<") {
+            error(key.Mark(), path, "YAML merge keys are not supported; use `defaults`");
         } else if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
             auto guess = did_you_mean(name, allowed);
             error(key.Mark(), path,
