@@ -7,6 +7,7 @@
 
 #include "runner/cmd_config.h"
 #include "runner/cmd_explain.h"
+#include "runner/cmd_generate.h"
 #include "runner/exit_status.h"
 
 namespace envgate {
@@ -47,9 +48,33 @@ Handler define_config(CLI::App& app) {
     return [o](Context& ctx) { return run_config_check(*o, ctx); };
 }
 
+Handler define_generate(CLI::App& app) {
+    auto o = std::make_shared<GenerateOptions>();
+    app.add_option("--config", o->config_path, "the config file")->capture_default_str();
+    app.add_option("--base", o->base,
+                   "diff from this commit (default $CI_COMMIT_BEFORE_SHA; empty or all zeros: "
+                   "the merge base with the default branch, else every environment)");
+    app.add_option("--head", o->head, "diff to this commit (default $CI_COMMIT_SHA, else HEAD)");
+    app.add_option("--out", o->out_path, "the child pipeline file to write")->capture_default_str();
+    app.add_option("--repo", o->repo_dir, "the git repository")->capture_default_str();
+    app.add_option("--default-branch", o->default_branch,
+                   "for the merge base (default $CI_DEFAULT_BRANCH, else main)");
+    app.add_option("--env", o->environments, "only this environment (repeatable)");
+    app.add_option("--mode", o->mode,
+                   "auto (merge-request when CI_PIPELINE_SOURCE=merge_request_event) | deploy | "
+                   "merge-request")
+        ->capture_default_str();
+    app.add_option("--jobs", o->jobs,
+                   "split: lock, diff, gates and steps as separate jobs | run: one `envgate run` "
+                   "job per environment")
+        ->capture_default_str();
+    return [o](Context& ctx) { return run_generate(*o, ctx); };
+}
+
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
+    {"generate", "Write the child pipeline for the environments a change touches", define_generate},
 };
 
 }  // namespace

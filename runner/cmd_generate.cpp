@@ -1,0 +1,118 @@
+#include "runner/cmd_generate.h"
+
+#include <ostream>
+
+#include "runner/config.h"
+#include "runner/exit_status.h"
+#include "runner/files.h"
+#include "runner/generate/git_diff.h"
+#include "runner/generate/plan.h"
+#include "runner/generate/render_child.h"
+
+namespace envgate {
+namespace {
+
+int exit_for(const Status& status) {
+    switch (status.code()) {
+        case Code::invalid:
+        case Code::not_found:
+            return k_exit_usage;
+        default:
+            return k_exit_infra;
+    }
+}
+
+int fail(Context& ctx, const Status& status) {
+    ctx.err << "envgate generate: " << status.message() << "\n";
+    return exit_for(status);
+}
+
+std::string env_or(Context& ctx, const std::string& name, const std::string& fallback) {
+    auto v = ctx.getenv(name);
+    return v && !v->empty() ? *v : fallback;
+}
+
+Result<PipelineMode> pipeline_mode(const GenerateOptions& o, Context& ctx) {
+    if (o.mode == "deploy") {
+        return PipelineMode::deploy;
+    }
+    if (o.mode == "merge-request") {
+        return PipelineMode::merge_request;
+    }
+    if (o.mode != "auto") {
+        return Status(Code::invalid, "--mode " + o.mode + ": use auto, deploy or merge-request");
+    }
+    bool mr = ctx.getenv("CI_PIPELINE_SOURCE").value_or("") == "merge_request_event";
+    return mr ? PipelineMode::merge_request : PipelineMode::deploy;
+}
+
+Result<JobStyle> job_style(const GenerateOptions& o) {
+    if (o.jobs == "split") {
+        return JobStyle::split;
+    }
+    if (o.jobs == "run") {
+        return JobStyle::run;
+    }
+    return Status(Code::invalid, "--jobs " + o.jobs + ": use split or run");
+}
+
+// Also sets `changed` to the number of changed paths found.
+Result<Plan> plan_for(const GenerateOptions& o, Context& ctx, std::size_t& changed) {
+    TRY_ASSIGN(PipelineMode mode, pipeline_mode(o, ctx));
+    TRY_ASSIGN(JobStyle style, job_style(o));
+    TRY_ASSIGN(Config config, load_config(o.config_path));
+    DiffRequest diff;
+    diff.repo_dir = o.repo_dir;
+    diff.base = o.base.value_or(env_or(ctx, "CI_COMMIT_BEFORE_SHA", ""));
+    diff.head = o.head.value_or(env_or(ctx, "CI_COMMIT_SHA", "HEAD"));
+    diff.default_branch = o.default_branch.value_or(env_or(ctx, "CI_DEFAULT_BRANCH", "main"));
+    TRY_ASSIGN(ChangeSet change, diff_changed_paths(diff));
+    ctx.err << "envgate generate: " << change.note << "\n";
+    changed = change.paths.size();
+    PlanRequest request;
+    request.changed_paths = change.paths;
+    request.all_environments = change.all_environments;
+    request.only = o.environments;
+    request.config_path = o.config_path;
+    request.base = change.base;
+    request.head = change.head;
+    request.note = change.note;
+    request.mode = mode;
+    request.style = style;
+    return make_plan(config, request);
+}
+
+void describe(const Plan& plan, std::size_t changed, Context& ctx) {
+    if (plan.environments.empty()) {
+        ctx.err << "envgate generate: " << changed
+                << " changed path(s), no environment affected: a no-op child pipeline\n";
+        return;
+    }
+    for (const auto& env : plan.environments) {
+        ctx.err << "envgate generate: " << env.name << ": "
+                << (env.matched_paths.empty()
+                        ? std::string("every environment counts")
+                        : std::to_string(env.matched_paths.size()) + " changed path(s), e.g. " +
+                              env.matched_paths.front())
+                << "\n";
+    }
+}
+
+}  // namespace
+
+int run_generate(const GenerateOptions& options, Context& ctx) {
+    std::size_t changed = 0;
+    auto plan = plan_for(options, ctx, changed);
+    if (!plan) {
+        return fail(ctx, plan.status());
+    }
+    describe(*plan, changed, ctx);
+    Status written = write_file_atomic(options.out_path, render_child_pipeline(*plan));
+    if (!written.is_ok()) {
+        return fail(ctx, written);
+    }
+    ctx.err << "envgate generate: wrote " << options.out_path << "\n";
+    return k_exit_success;
+}
+
+}  // namespace envgate

@@ -1,0 +1,145 @@
+#include "runner/generate/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "runner/generate/glob.h"
+
+namespace envgate {
+namespace {
+
+// Gates that run before the deploy step; every other gate runs after it, known
+// ones in upgrade order, then the rest by name.
+const char* const k_gates_before[] = {"pre-migrations"};
+const char* const k_gates_after[] = {"post-migrations", "batched-migrations-check"};
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) {
+        out += (out.empty() ? "" : ", ") + s;
+    }
+    return out;
+}
+
+std::vector<std::string> matching_paths(const Environment& env,
+                                        const std::vector<std::string>& changed) {
+    std::vector<std::string> out;
+    for (const auto& path : changed) {
+        for (const auto& glob : env.paths) {
+            if (glob_match(glob, path)) {
+                out.push_back(path);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+void add_gates(const Config& config, Plan& plan) {
+    std::set<std::string> placed;
+    auto place = [&](const std::string& name, std::vector<PlannedGate>& into) {
+        auto it = config.gates.find(name);
+        if (it != config.gates.end() && placed.insert(name).second) {
+            into.push_back({name, it->second.job});
+        }
+    };
+    for (const char* name : k_gates_before) {
+        place(name, plan.gates_before_deploy);
+    }
+    for (const char* name : k_gates_after) {
+        place(name, plan.gates_after_deploy);
+    }
+    for (const auto& [name, settings] : config.gates) {
+        place(name, plan.gates_after_deploy);
+    }
+}
+
+std::optional<std::string> step(const Config& config, const std::string& name) {
+    auto it = config.steps.find(name);
+    if (it == config.steps.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> promotion_order(const Config& config) {
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < config.environments.size(); ++i) {
+        index[config.environments[i].name] = i;
+    }
+    for (const auto& env : config.environments) {
+        for (const auto& dep : env.after) {
+            if (index.count(dep) == 0) {
+                return Status(Code::invalid, "environment " + env.name + ": `after` names " + dep +
+                                                 ", which is not an environment");
+            }
+        }
+    }
+    std::vector<std::string> order;
+    std::vector<bool> done(config.environments.size(), false);
+    while (order.size() < config.environments.size()) {
+        bool progressed = false;
+        for (std::size_t i = 0; i < config.environments.size() && !progressed; ++i) {
+            const Environment& env = config.environments[i];
+            bool ready =
+                !done[i] && std::all_of(env.after.begin(), env.after.end(),
+                                        [&](const std::string& d) { return done[index[d]]; });
+            if (ready) {
+                done[i] = true;
+                order.push_back(env.name);
+                progressed = true;
+            }
+        }
+        if (!progressed) {
+            std::vector<std::string> left;
+            for (std::size_t i = 0; i < done.size(); ++i) {
+                if (!done[i]) {
+                    left.push_back(config.environments[i].name);
+                }
+            }
+            return Status(Code::invalid, "the `after` lists form a cycle among: " + join(left));
+        }
+    }
+    return order;
+}
+
+Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
+    for (const auto& name : request.only) {
+        if (config.find_environment(name) == nullptr) {
+            return Status(Code::invalid,
+                          "--env " + name + ": no such environment in " + config.path);
+        }
+    }
+    TRY_ASSIGN(std::vector<std::string> order, promotion_order(config));
+    Plan plan;
+    plan.config_path = request.config_path;
+    plan.base = request.base;
+    plan.head = request.head;
+    plan.note = request.note;
+    plan.mode = request.mode;
+    plan.style = request.style;
+    for (const auto& name : order) {
+        if (!request.only.empty() && !contains(request.only, name)) {
+            continue;
+        }
+        const Environment& env = *config.find_environment(name);
+        std::vector<std::string> matched = matching_paths(env, request.changed_paths);
+        if (request.all_environments || !matched.empty()) {
+            plan.environments.push_back({name, std::move(matched)});
+        }
+    }
+    add_gates(config, plan);
+    plan.diff_step = step(config, "diff");
+    plan.deploy_step = step(config, "deploy");
+    plan.qa_step = step(config, "qa");
+    return plan;
+}
+
+}  // namespace envgate

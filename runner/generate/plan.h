@@ -1,0 +1,70 @@
+// What the generator decides before it writes anything: which environments a set
+// of changed paths touches, in promotion order, and the jobs each one gets. Pure:
+// the git diff (git_diff.h) and the YAML rendering (render_child.h) sit apart.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/status.h"
+#include "runner/config.h"
+
+namespace envgate {
+
+// Deploy pipelines lock and change environments; merge-request pipelines only
+// diff, take no lock, and warn when the environment is held or failed.
+enum class PipelineMode { deploy, merge_request };
+
+// `split`: lock acquire, diff, gates and steps as separate jobs per environment;
+// `run`: one `envgate run --env X` job per environment.
+enum class JobStyle { split, run };
+
+struct PlannedEnvironment {
+    std::string name;
+    std::vector<std::string> matched_paths;  // the changed paths its globs matched
+};
+
+struct PlannedGate {
+    std::string name;      // pre-migrations, post-migrations, ...
+    std::string manifest;  // the Job manifest path passed to `envgate gate --manifest`
+};
+
+struct Plan {
+    std::string config_path;  // as the generated jobs pass it to `--config`
+    std::string base;         // the commit diffed from ("" when every environment)
+    std::string head;
+    std::string note;  // how the base was chosen, one line
+    PipelineMode mode = PipelineMode::deploy;
+    JobStyle style = JobStyle::split;
+    std::vector<PlannedEnvironment> environments;  // promotion order; empty: no change
+    std::vector<PlannedGate> gates_before_deploy;  // pre-migrations
+    std::vector<PlannedGate> gates_after_deploy;   // post-migrations, batched check, others
+    std::optional<std::string> diff_step;          // the commands of envgate.yml `steps`
+    std::optional<std::string> deploy_step;
+    std::optional<std::string> qa_step;
+};
+
+struct PlanRequest {
+    std::vector<std::string> changed_paths;
+    bool all_environments = false;  // no usable base: every environment counts as changed
+    std::vector<std::string> only;  // if not empty, keep only these environments
+    std::string config_path;        // copied to Plan::config_path
+    std::string base;
+    std::string head;
+    std::string note;
+    PipelineMode mode = PipelineMode::deploy;
+    JobStyle style = JobStyle::split;
+};
+
+// The names of every environment of `config`, each after those it lists in
+// `after`: a topological order that keeps the config's order among independent
+// environments (stable). An unknown name in `after` or a cycle is `invalid`.
+Result<std::vector<std::string>> promotion_order(const Config& config);
+
+// The environments whose `paths` match a changed path (or all of them), filtered by
+// `request.only`, in promotion order, with the gates and steps of `config`. An
+// unknown name in `only` is `invalid`.
+Result<Plan> make_plan(const Config& config, const PlanRequest& request);
+
+}  // namespace envgate

@@ -1,0 +1,282 @@
+#include "runner/generate/render_child.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace envgate {
+namespace {
+
+// Exit code of a merge-request diff job whose environment is locked: it is listed
+// in the job's `allow_failure: exit_codes`, so the job passes with a warning.
+constexpr int k_locked_warning_exit = 3;
+
+// One job, as the renderer builds it before emitting.
+struct Job {
+    std::string name;
+    std::string stage;
+    std::string env;
+    std::string action;  // environment:action
+    std::vector<std::string> needs;
+    std::vector<std::string> script;
+    std::vector<std::string> after_script;
+    std::string when;  // "" = default (on_success)
+    bool reports = false;
+    bool warn_on_lock_exit = false;
+};
+
+std::string job_name(const std::string& env, const std::string& what) {
+    return env + ":" + what;
+}
+
+std::string config_arg(const Plan& plan) {
+    return "--config " + shell_quote(plan.config_path);
+}
+
+std::string lock_command(const Plan& plan, const std::string& verb, const std::string& lock) {
+    return fmt::format("envgate lock {} {} {}", verb, lock, config_arg(plan));
+}
+
+std::string no_step(const std::string& step) {
+    return fmt::format("echo \"envgate: no '{}' step in the config; nothing to run\"", step);
+}
+
+void emit_reports(YAML::Emitter& out) {
+    out << YAML::Key << "artifacts" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "when" << YAML::Value << "always";
+    out << YAML::Key << "paths" << YAML::Value << YAML::Flow << YAML::BeginSeq << "envgate-report/"
+        << YAML::EndSeq;
+    out << YAML::Key << "reports" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "junit" << YAML::Value << "envgate-report/junit.xml";
+    out << YAML::Key << "dotenv" << YAML::Value << "envgate-report/envgate.env";
+    out << YAML::Key << "annotations" << YAML::Value << "envgate-report/annotations.json";
+    out << YAML::EndMap << YAML::EndMap;
+}
+
+void emit_lines(YAML::Emitter& out, const char* key, const std::vector<std::string>& lines) {
+    out << YAML::Key << key << YAML::Value << YAML::BeginSeq;
+    for (const auto& line : lines) {
+        if (line.find('\n') != std::string::npos) {
+            out << YAML::Literal << line;
+        } else {
+            out << line;
+        }
+    }
+    out << YAML::EndSeq;
+}
+
+void emit_job(YAML::Emitter& out, const Job& job) {
+    // Job names hold ':'; quoting them keeps every YAML 1.1 parser from misreading.
+    out << YAML::Key << YAML::DoubleQuoted << job.name << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "stage" << YAML::Value << job.stage;
+    if (!job.needs.empty()) {
+        out << YAML::Key << "needs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& need : job.needs) {
+            out << YAML::DoubleQuoted << need;
+        }
+        out << YAML::EndSeq;
+    }
+    if (!job.when.empty()) {
+        out << YAML::Key << "when" << YAML::Value << job.when;
+    }
+    if (job.warn_on_lock_exit) {
+        out << YAML::Key << "allow_failure" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "exit_codes" << YAML::Value << YAML::Flow << YAML::BeginSeq
+            << k_locked_warning_exit << YAML::EndSeq << YAML::EndMap;
+    }
+    if (!job.env.empty()) {
+        out << YAML::Key << "variables" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "ENVGATE_ENV" << YAML::Value << job.env << YAML::EndMap;
+        out << YAML::Key << "environment" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "name" << YAML::Value << job.env;
+        out << YAML::Key << "action" << YAML::Value << job.action << YAML::EndMap;
+    }
+    emit_lines(out, "script", job.script);
+    if (!job.after_script.empty()) {
+        emit_lines(out, "after_script", job.after_script);
+    }
+    if (job.reports) {
+        emit_reports(out);
+    }
+    out << YAML::EndMap;
+}
+
+Job env_job(const std::string& env, const std::string& what, const std::string& stage) {
+    Job job;
+    job.name = job_name(env, what);
+    job.stage = stage;
+    job.env = env;
+    job.action = "prepare";
+    return job;
+}
+
+Job gate_job(const Plan& plan, const std::string& env, const PlannedGate& gate) {
+    Job job = env_job(env, gate.name, env + "-deploy");
+    job.script.push_back(fmt::format("envgate gate --env {} --gate {} --manifest {} {}", env,
+                                     gate.name, shell_quote(gate.manifest), config_arg(plan)));
+    job.reports = true;
+    return job;
+}
+
+// diff (takes the lock) -> pre gates -> deploy -> post gates -> qa, each needing the
+// one before; then release on success and fail on any failure of those jobs.
+std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
+    std::vector<Job> jobs;
+    auto chain = [&jobs](Job job) {
+        job.needs = {jobs.back().name};
+        jobs.push_back(std::move(job));
+    };
+    Job diff = env_job(env, "diff", env + "-diff");
+    diff.script = {lock_command(plan, "acquire", env), plan.diff_step.value_or(no_step("diff"))};
+    jobs.push_back(std::move(diff));
+    for (const auto& gate : plan.gates_before_deploy) {
+        chain(gate_job(plan, env, gate));
+    }
+    if (plan.deploy_step) {
+        Job deploy = env_job(env, "deploy", env + "-deploy");
+        deploy.action = "start";
+        deploy.script = {*plan.deploy_step};
+        chain(std::move(deploy));
+    }
+    for (const auto& gate : plan.gates_after_deploy) {
+        chain(gate_job(plan, env, gate));
+    }
+    if (plan.qa_step) {
+        Job qa = env_job(env, "qa", env + "-qa");
+        qa.script = {lock_command(plan, "acquire", "qa"), *plan.qa_step,
+                     lock_command(plan, "release", "qa")};
+        qa.after_script = {fmt::format("if [ \"$CI_JOB_STATUS\" != \"success\" ]; then {}; fi",
+                                       lock_command(plan, "fail", "qa"))};
+        chain(std::move(qa));
+    }
+    std::vector<std::string> all;
+    for (const auto& job : jobs) {
+        all.push_back(job.name);
+    }
+    Job release = env_job(env, "release", env + "-qa");
+    release.script = {lock_command(plan, "release", env)};
+    chain(std::move(release));
+    Job fail = env_job(env, "fail", env + "-qa");
+    fail.when = "on_failure";
+    fail.needs = all;
+    fail.script = {lock_command(plan, "fail", env)};
+    jobs.push_back(std::move(fail));
+    return jobs;
+}
+
+std::vector<Job> run_jobs(const Plan& plan, const std::string& env) {
+    Job run = env_job(env, "run", env + "-deploy");
+    run.action = "start";
+    run.script = {fmt::format("envgate run --env {} {}", env, config_arg(plan))};
+    run.reports = true;
+    return {run};
+}
+
+std::string locked_check(const Plan& plan, const std::string& env) {
+    return fmt::format(
+        "if envgate status {0} {1} --output json | grep -Eq '\"state\": *\"(held|failed)\"'; "
+        "then\n"
+        "  printf '\\033[1;33m%s\\033[0m\\n' \"WARNING: environment {0} is LOCKED (held or "
+        "failed): a pipeline is changing it or failed on it.\"\n"
+        "  printf '\\033[1;33m%s\\033[0m\\n' \"WARNING: this diff may include merged changes "
+        "that are not applied yet.\"\n"
+        "  touch .envgate-{0}-locked\n"
+        "fi",
+        env, config_arg(plan));
+}
+
+std::vector<Job> merge_request_jobs(const Plan& plan, const std::string& env) {
+    Job job = env_job(env, "diff", "envgate-diff");
+    job.warn_on_lock_exit = true;
+    job.script = {fmt::format("envgate status {} {} || true", env, config_arg(plan)),
+                  locked_check(plan, env), plan.diff_step.value_or(no_step("diff")),
+                  fmt::format("if [ -e .envgate-{0}-locked ]; then echo \"envgate: {0} is locked; "
+                              "ending with exit code {1} to flag this diff\"; exit {1}; fi",
+                              env, k_locked_warning_exit)};
+    return {job};
+}
+
+std::vector<Job> jobs_of(const Plan& plan, const std::string& env) {
+    if (plan.mode == PipelineMode::merge_request) {
+        return merge_request_jobs(plan, env);
+    }
+    return plan.style == JobStyle::run ? run_jobs(plan, env) : split_jobs(plan, env);
+}
+
+// Every stage a job uses, in the order the jobs come.
+std::vector<std::string> stages_of(const std::vector<Job>& jobs) {
+    std::vector<std::string> stages;
+    for (const auto& job : jobs) {
+        if (std::find(stages.begin(), stages.end(), job.stage) == stages.end()) {
+            stages.push_back(job.stage);
+        }
+    }
+    return stages;
+}
+
+Job nothing_changed(const Plan& plan) {
+    Job job;
+    job.name = "envgate:nothing-changed";
+    job.stage = "envgate";
+    std::string range = plan.base.empty() ? plan.head : plan.base + ".." + plan.head;
+    job.script = {fmt::format(
+        "echo \"envgate: no environment's paths match the changes of {}; nothing to do\"", range)};
+    return job;
+}
+
+void emit_header(YAML::Emitter& out, const Plan& plan) {
+    std::string envs;
+    for (const auto& env : plan.environments) {
+        envs += (envs.empty() ? "" : ", ") + env.name;
+    }
+    out << YAML::Comment(fmt::format(
+        "Generated by `envgate generate` ({} pipeline); do not edit.\nbase: {}\nhead: {}\n{}\n"
+        "environments: {}",
+        plan.mode == PipelineMode::merge_request ? "merge-request" : "deploy",
+        plan.base.empty() ? "(none)" : plan.base, plan.head, plan.note,
+        envs.empty() ? "(none)" : envs));
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& word) {
+    const std::string safe =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-";
+    if (!word.empty() && word.find_first_not_of(safe) == std::string::npos) {
+        return word;
+    }
+    std::string out = "'";
+    for (char c : word) {
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return out + "'";
+}
+
+std::string render_child_pipeline(const Plan& plan) {
+    std::vector<Job> jobs;
+    for (const auto& env : plan.environments) {
+        for (auto& job : jobs_of(plan, env.name)) {
+            jobs.push_back(std::move(job));
+        }
+    }
+    if (jobs.empty()) {
+        jobs.push_back(nothing_changed(plan));
+    }
+    YAML::Emitter out;
+    emit_header(out, plan);
+    out << YAML::BeginMap;
+    out << YAML::Key << "stages" << YAML::Value << YAML::BeginSeq;
+    for (const auto& stage : stages_of(jobs)) {
+        out << stage;
+    }
+    out << YAML::EndSeq;
+    for (const auto& job : jobs) {
+        emit_job(out, job);
+    }
+    out << YAML::EndMap;
+    return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace envgate

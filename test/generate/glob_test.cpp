@@ -1,0 +1,101 @@
+// Given a glob of envgate.yml `paths` and a changed path, then glob_match says
+// whether the path belongs to the environment: `**` across directories, `*` and
+// `?` within one segment, character classes, escapes and the odd edges.
+#include "runner/generate/glob.h"
+
+#include <boost/test/unit_test.hpp>
+
+namespace envgate {
+namespace {
+
+struct Case {
+    const char* pattern;
+    const char* path;
+    bool want;
+};
+
+const Case k_cases[] = {
+    // literal
+    {"releases/gstg/values.yaml", "releases/gstg/values.yaml", true},
+    {"releases/gstg/values.yaml", "releases/gstg/values.yml", false},
+    {"releases/gstg", "releases/gstg/values.yaml", false},  // no implicit prefix match
+    // trailing /**: everything below, at any depth, but not the directory itself
+    {"releases/gstg/**", "releases/gstg/values.yaml", true},
+    {"releases/gstg/**", "releases/gstg/a/b/c.yaml", true},
+    {"releases/gstg/**", "releases/gstg", false},
+    {"releases/gstg/**", "releases/gstg-canary/values.yaml", false},
+    {"releases/gstg/**", "other/releases/gstg/x", false},
+    // leading **/: any depth, including none
+    {"**/values.yaml", "values.yaml", true},
+    {"**/values.yaml", "a/b/values.yaml", true},
+    {"**/values.yaml", "a/b/my-values.yaml", false},
+    // middle /**/: zero or more directories
+    {"a/**/b.txt", "a/b.txt", true},
+    {"a/**/b.txt", "a/x/b.txt", true},
+    {"a/**/b.txt", "a/x/y/z/b.txt", true},
+    {"a/**/b.txt", "ab.txt", false},
+    {"a/**/b.txt", "a/xb.txt", false},
+    {"a/**/x/**/b", "a/1/x/2/3/b", true},
+    {"a/**/x/**/b", "a/1/y/2/3/b", false},
+    // ** not a whole segment behaves as *
+    {"a/**b", "a/xxb", true},
+    {"a/**b", "a/x/b", false},
+    {"a**/b", "abc/b", true},
+    // * stays within a segment
+    {"releases/*/values.yaml", "releases/gstg/values.yaml", true},
+    {"releases/*/values.yaml", "releases/a/b/values.yaml", false},
+    {"releases/*.yaml", "releases/.yaml", true},
+    {"*", "top.txt", true},
+    {"*", "dir/file", false},
+    {"**", "dir/file", true},
+    {"*.yaml", "values.yaml", true},
+    {"g*t*", "gstg-test", true},
+    // ? is one character, never '/'
+    {"env?/x", "env1/x", true},
+    {"env?/x", "env/x", false},
+    {"env?/x", "env12/x", false},
+    {"a?b", "a/b", false},
+    // character classes
+    {"env[12]/x", "env1/x", true},
+    {"env[12]/x", "env3/x", false},
+    {"env[a-c]/x", "envb/x", true},
+    {"env[a-c]/x", "envd/x", false},
+    {"env[!a-c]/x", "envd/x", true},
+    {"env[^a-c]/x", "enva/x", false},
+    {"a[/]b", "a/b", false},
+    {"[]]x", "]x", true},
+    {"x[-a]", "x-", true},
+    {"unclosed[ab", "unclosed[ab", true},
+    {"unclosed[ab", "unclosedab", false},
+    // escapes
+    {"a\\*b", "a*b", true},
+    {"a\\*b", "axb", false},
+    {"a\\?", "a?", true},
+    // pattern prefixes that mean the repository root
+    {"/releases/**", "releases/x", true},
+    {"./releases/**", "releases/x", true},
+    // empty pieces
+    {"", "", true},
+    {"", "a", false},
+    {"a/", "a/", true},
+    // many stars stay fast and correct
+    {"*a*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+    {"**/**/**/**/**/z", "a/b/c/d/e/f/g/h/i/j/y", false},
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(generate_glob_suite)
+
+// Given each (pattern, path) case, then glob_match answers as in .gitignore globs.
+BOOST_AUTO_TEST_CASE(glob_match_follows_gitignore_rules) {
+    for (const Case& c : k_cases) {
+        BOOST_TEST_CONTEXT("pattern '" << c.pattern << "' path '" << c.path << "'") {
+            BOOST_TEST(glob_match(c.pattern, c.path) == c.want);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace envgate

@@ -1,0 +1,212 @@
+// Given a config and changed paths, then make_plan picks the environments whose
+// globs match, in promotion order (`after`, stable), and render_child_pipeline
+// writes the child pipeline of the golden files in test/golden/generate/. Set
+// ENVGATE_UPDATE_GOLDEN=1 to rewrite them after a deliberate change.
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runner/generate/plan.h"
+#include "runner/generate/render_child.h"
+
+namespace envgate {
+namespace {
+
+Environment env(const std::string& name, std::vector<std::string> paths,
+                std::vector<std::string> after = {}) {
+    Environment e;
+    e.name = name;
+    e.paths = std::move(paths);
+    e.after = std::move(after);
+    return e;
+}
+
+// The DESIGN.md example: gstg then gprd, with every gate and step.
+Config design_config() {
+    Config c;
+    c.path = "envgate.yml";
+    c.environments = {
+        env("gstg", {"releases/gitlab/gstg/**", "releases/gitlab/common/**"}),
+        env("gprd", {"releases/gitlab/gprd/**", "releases/gitlab/common/**"}, {"gstg"})};
+    c.gates["pre-migrations"] = {"jobs/pre-migrations.yaml", std::nullopt};
+    c.gates["post-migrations"] = {"jobs/post-migrations.yaml", std::nullopt};
+    c.gates["batched-migrations-check"] = {"jobs/batched-check.yaml", std::nullopt};
+    c.steps["diff"] = "helmfile -e $ENVGATE_ENV diff";
+    c.steps["deploy"] = "helmfile -e $ENVGATE_ENV apply";
+    c.steps["qa"] = "scripts/qa $ENVGATE_ENV";
+    return c;
+}
+
+PlanRequest request(std::vector<std::string> changed) {
+    PlanRequest r;
+    r.changed_paths = std::move(changed);
+    r.config_path = "envgate.yml";
+    r.base = "1111111111111111111111111111111111111111";
+    r.head = "2222222222222222222222222222222222222222";
+    r.note = "base 1111111111111111111111111111111111111111 as given";
+    return r;
+}
+
+std::vector<std::string> names(const Plan& plan) {
+    std::vector<std::string> out;
+    for (const auto& e : plan.environments) {
+        out.push_back(e.name);
+    }
+    return out;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+    std::string path = std::string(ENVGATE_GOLDEN) + "/generate/" + name;
+    if (std::getenv("ENVGATE_UPDATE_GOLDEN") != nullptr) {
+        std::ofstream(path) << actual;
+    }
+    std::ifstream in(path);
+    BOOST_REQUIRE_MESSAGE(in, "missing golden file " + path);
+    std::stringstream expected;
+    expected << in.rdbuf();
+    BOOST_TEST(actual == expected.str(), name + " differs from its golden file " + path);
+}
+
+Plan must(Result<Plan> r) {
+    BOOST_REQUIRE_MESSAGE(r.is_ok(), (r.is_ok() ? "" : r.status().message()));
+    return std::move(r).value();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(generate_plan_suite)
+
+// Given environments listed against their `after` order, then promotion_order puts
+// each after its dependencies and keeps config order among independent ones.
+BOOST_AUTO_TEST_CASE(promotion_order_is_topological_and_stable) {
+    Config c;
+    c.environments = {env("prod", {}, {"staging", "canary"}), env("dev", {}),
+                      env("canary", {}, {"staging"}), env("staging", {}, {"dev"}), env("docs", {})};
+    auto order = promotion_order(c);
+    BOOST_REQUIRE(order.is_ok());
+    std::vector<std::string> want = {"dev", "staging", "canary", "prod", "docs"};
+    BOOST_TEST(*order == want, boost::test_tools::per_element());
+}
+
+// Given a cycle or an unknown name in `after`, then promotion_order is invalid and
+// names the environments involved.
+BOOST_AUTO_TEST_CASE(promotion_order_rejects_cycles_and_unknown_names) {
+    Config cycle;
+    cycle.environments = {env("a", {}, {"b"}), env("b", {}, {"a"}), env("c", {})};
+    auto r = promotion_order(cycle);
+    BOOST_REQUIRE(!r.is_ok());
+    BOOST_TEST(r.status().code() == Code::invalid);
+    BOOST_TEST(r.status().message().find("cycle among: a, b") != std::string::npos);
+
+    Config unknown;
+    unknown.environments = {env("a", {}, {"nope"})};
+    auto u = promotion_order(unknown);
+    BOOST_REQUIRE(!u.is_ok());
+    BOOST_TEST(u.status().message().find("nope") != std::string::npos);
+}
+
+// Given one path under releases/gitlab/common/, then both environments match it,
+// and they come in promotion order (gstg before gprd).
+BOOST_AUTO_TEST_CASE(a_path_matching_several_environments_selects_each) {
+    Plan plan = must(make_plan(design_config(), request({"releases/gitlab/common/x.yaml"})));
+    std::vector<std::string> want = {"gstg", "gprd"};
+    BOOST_TEST(names(plan) == want, boost::test_tools::per_element());
+    BOOST_TEST(plan.environments[1].matched_paths.front() == "releases/gitlab/common/x.yaml");
+}
+
+// Given changes only under gprd/, or nowhere relevant, then only gprd, or nothing.
+BOOST_AUTO_TEST_CASE(only_matching_environments_are_planned) {
+    Plan gprd = must(make_plan(design_config(), request({"README.md", "releases/gitlab/gprd/a"})));
+    BOOST_TEST(names(gprd) == std::vector<std::string>{"gprd"}, boost::test_tools::per_element());
+    Plan none = must(make_plan(design_config(), request({"README.md", "releases/gitlab/x"})));
+    BOOST_TEST(none.environments.empty());
+}
+
+// Given `only`, then other environments are dropped; an unknown name is invalid.
+BOOST_AUTO_TEST_CASE(only_filter_keeps_named_environments) {
+    PlanRequest r = request({"releases/gitlab/common/x.yaml"});
+    r.only = {"gprd"};
+    Plan plan = must(make_plan(design_config(), r));
+    BOOST_TEST(names(plan) == std::vector<std::string>{"gprd"}, boost::test_tools::per_element());
+    r.only = {"nope"};
+    auto bad = make_plan(design_config(), r);
+    BOOST_REQUIRE(!bad.is_ok());
+    BOOST_TEST(bad.status().code() == Code::invalid);
+}
+
+// Given the gates of the config, then pre-migrations runs before the deploy step and
+// the others after it, known ones in upgrade order, unknown ones by name.
+BOOST_AUTO_TEST_CASE(gates_are_placed_around_the_deploy_step) {
+    Config c = design_config();
+    c.gates["a-custom-check"] = {"jobs/custom.yaml", std::nullopt};
+    Plan plan = must(make_plan(c, request({"releases/gitlab/gstg/a"})));
+    BOOST_REQUIRE(plan.gates_before_deploy.size() == 1u);
+    BOOST_TEST(plan.gates_before_deploy[0].name == "pre-migrations");
+    std::vector<std::string> after;
+    for (const auto& g : plan.gates_after_deploy) {
+        after.push_back(g.name);
+    }
+    std::vector<std::string> want = {"post-migrations", "batched-migrations-check",
+                                     "a-custom-check"};
+    BOOST_TEST(after == want, boost::test_tools::per_element());
+}
+
+// Given a change in both environments, then the split deploy pipeline matches its
+// golden file: per environment diff (lock) -> gates and deploy -> qa, release, fail.
+BOOST_AUTO_TEST_CASE(renders_split_deploy_pipeline) {
+    Plan plan = must(make_plan(design_config(), request({"releases/gitlab/common/x.yaml"})));
+    check_golden("deploy-split.yml", render_child_pipeline(plan));
+}
+
+// Given the run style, then each environment gets one `envgate run` job.
+BOOST_AUTO_TEST_CASE(renders_run_style_pipeline) {
+    PlanRequest r = request({"releases/gitlab/common/x.yaml"});
+    r.style = JobStyle::run;
+    check_golden("deploy-run.yml", render_child_pipeline(must(make_plan(design_config(), r))));
+}
+
+// Given a merge-request pipeline, then only diff jobs: no lock taken, a status check
+// that warns (and exits 3, allowed) when the environment is held or failed.
+BOOST_AUTO_TEST_CASE(renders_merge_request_pipeline) {
+    PlanRequest r = request({"releases/gitlab/common/x.yaml"});
+    r.mode = PipelineMode::merge_request;
+    std::string yaml = render_child_pipeline(must(make_plan(design_config(), r)));
+    check_golden("merge-request.yml", yaml);
+    BOOST_TEST(yaml.find("lock acquire") == std::string::npos);
+    BOOST_TEST(yaml.find("envgate status gstg") != std::string::npos);
+}
+
+// Given no environment touched, then a valid pipeline with one no-op job.
+BOOST_AUTO_TEST_CASE(renders_nothing_changed_pipeline) {
+    check_golden("nothing-changed.yml",
+                 render_child_pipeline(must(make_plan(design_config(), request({"README.md"})))));
+}
+
+// Given no base and a config without steps, then every environment is planned and
+// the jobs say there is no step to run, with shell-quoted unusual config paths.
+BOOST_AUTO_TEST_CASE(renders_all_environments_without_steps) {
+    Config c;
+    c.path = "deploy config.yml";
+    c.environments = {env("dev", {"dev/**"}), env("prod", {"prod/**"}, {"dev"})};
+    PlanRequest r = request({});
+    r.all_environments = true;
+    r.base = "";
+    r.config_path = "deploy config.yml";
+    r.note =
+        "no base commit (new branch, merge request or manual run); no merge base with main: "
+        "every environment counts as changed";
+    check_golden("all-environments.yml", render_child_pipeline(must(make_plan(c, r))));
+}
+
+BOOST_AUTO_TEST_CASE(shell_quote_quotes_only_when_needed) {
+    BOOST_TEST(shell_quote("envgate.yml") == "envgate.yml");
+    BOOST_TEST(shell_quote("a b") == "'a b'");
+    BOOST_TEST(shell_quote("it's") == "'it'\\''s'");
+    BOOST_TEST(shell_quote("") == "''");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace envgate
