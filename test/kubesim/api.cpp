@@ -7,6 +7,7 @@
 
 #include "test/kubesim/objects.h"
 #include "test/kubesim/store.h"
+#include "test/kubesim/table.h"
 
 namespace kubesim {
 
@@ -65,6 +66,10 @@ void handle_get(Context& ctx, const ApiRequest& req, HTTPServerResponse& resp) {
         send_error(resp, obj.status(), req.info, req.name);
         return;
     }
+    if (req.table) {
+        send_json(resp, 200, to_table(*req.info, {*obj}, (*obj)["metadata"]["resourceVersion"]));
+        return;
+    }
     send_json(resp, 200, to_api(*req.info, *obj));
 }
 
@@ -79,6 +84,10 @@ void handle_list(Context& ctx, const ApiRequest& req, const Selector& sel,
     }
     size_t limit = req.query.count("limit") != 0 ? std::stoul("0" + req.query.at("limit")) : 0;
     json meta = {{"resourceVersion", std::to_string(rv)}};
+    if (req.table) {
+        send_json(resp, 200, to_table(*req.info, items, std::to_string(rv)));
+        return;
+    }
     json out = json::array();
     for (size_t i = start; i < items.size(); ++i) {
         if (limit != 0 && out.size() == limit) {
@@ -295,7 +304,9 @@ void handle_delete(Context& ctx, const ApiRequest& req, HTTPServerRequest& reque
     send_json(resp, 200, to_api(*req.info, *result));
 }
 
-void handle_eviction(Context& ctx, const ApiRequest& req, HTTPServerResponse& resp) {
+void handle_eviction(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
+                     HTTPServerResponse& resp) {
+    (void)read_body(request);  // the Eviction object: only its target matters here
     auto result =
         disrupt_pod(ctx.store, req.ns, req.name, "EvictionByEvictionAPI", "Eviction API: evicting");
     if (!result) {
@@ -375,6 +386,7 @@ std::optional<ApiRequest> parse_api_path(const std::string& path, const std::str
 void handle_api(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
                 HTTPServerResponse& resp) {
     if (req.info == nullptr) {
+        (void)read_body(request);
         send_status(resp, 404, "NotFound", "the server could not find the requested resource");
         return;
     }
@@ -383,7 +395,7 @@ void handle_api(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
         return;
     }
     if (req.sub == "eviction") {
-        handle_eviction(ctx, req, resp);
+        handle_eviction(ctx, req, request, resp);
         return;
     }
     if (req.verb == "list" || req.verb == "watch") {

@@ -17,6 +17,7 @@ struct ApiRequest {
     std::string sub;   // "", "status", "log", "eviction"
     std::string verb;  // get, list, watch, create, update, patch, delete, deletecollection
     Query query;
+    bool table = false;  // the client asked for a meta.k8s.io Table
 };
 
 // Parses "/api/v1/namespaces/NS/pods/NAME/log" and friends. nullopt when the path is

@@ -82,8 +82,16 @@ void JobController::sync_all() {
     auto jobs = m_store.list("jobs", "", nullptr, nullptr);
     auto pods = m_store.list("pods", "", nullptr, nullptr);
     collect_garbage(jobs, pods);
+    std::map<std::string, std::vector<json>> by_owner;
+    for (auto& pod : pods) {
+        for (const auto& ref : pod["metadata"].value("ownerReferences", json::array())) {
+            if (ref.value("controller", false)) {
+                by_owner[ref.value("uid", "")].push_back(pod);
+            }
+        }
+    }
     for (const auto& job : jobs) {
-        sync_job(job, pods_of(job));
+        sync_job(job, by_owner[uid_of(job)]);
     }
 }
 
@@ -239,7 +247,7 @@ void JobController::delete_active(const json& job, const std::vector<json>& pods
     }
 }
 
-void JobController::track_terminated(const json& job, const std::vector<json>& pods) {
+bool JobController::track_terminated(const json& job, const std::vector<json>& pods) {
     bool failing = find_true_condition(job, "FailureTarget") != nullptr;
     json uncounted = job["status"].value("uncountedTerminatedPods", json::object());
     json unc_failed = uncounted.value("failed", json::array());
@@ -271,7 +279,7 @@ void JobController::track_terminated(const json& job, const std::vector<json>& p
         release.push_back(pod);
     }
     if (release.empty()) {
-        return;
+        return false;
     }
     // 1. Record the UIDs, 2. remove the finalizers, 3. move the UIDs into the counters.
     (void)write_status(job, [&](json& st) {
@@ -293,6 +301,7 @@ void JobController::track_terminated(const json& job, const std::vector<json>& p
         }
         st["uncountedTerminatedPods"] = json::object();
     });
+    return true;
 }
 
 int JobController::create_pods(const json& job, int active, int succeeded) {
@@ -379,13 +388,14 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
         pods = pods_of(job);
     }
     // 3. Terminated pods are counted through the finalizer.
-    track_terminated(job, pods);
-    auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
-    if (!fresh || uid_of(*fresh) != uid_of(job)) {
-        return;
+    if (track_terminated(job, pods)) {
+        auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
+        if (!fresh || uid_of(*fresh) != uid_of(job)) {
+            return;
+        }
+        job = *fresh;
+        pods = pods_of(job);
     }
-    job = *fresh;
-    pods = pods_of(job);
     int active = 0;
     int ready = 0;
     int terminating = 0;

@@ -42,7 +42,8 @@ class JobController {
     void finished_job(const json& job, const std::vector<json>& pods);
     std::optional<json> decide_finish(const json& job, const std::vector<json>& pods);
     void delete_active(const json& job, const std::vector<json>& pods);
-    void track_terminated(const json& job, const std::vector<json>& pods);
+    // Counts terminated pods; true when it wrote anything.
+    bool track_terminated(const json& job, const std::vector<json>& pods);
     int create_pods(const json& job, int active, int succeeded);
     std::vector<json> pods_of(const json& job);
     Result<json> write_status(const json& job, const std::function<void(json&)>& fn);

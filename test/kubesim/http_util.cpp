@@ -69,7 +69,7 @@ void send_status(Poco::Net::HTTPServerResponse& resp, int code, const std::strin
 
 void send_json(Poco::Net::HTTPServerResponse& resp, int code, const json& body) {
     std::string text = body.dump();
-    resp.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(code));
+    resp.setStatusAndReason(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(code));
     resp.setContentType("application/json");
     resp.setContentLength(static_cast<std::streamsize>(text.size()));
     resp.send() << text;

@@ -1,7 +1,9 @@
 // Shared object operations: see objects.h.
 #include "test/kubesim/objects.h"
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 
 #include "gates/time.h"
 
@@ -77,12 +79,21 @@ void record_event(Store& store, const json& involved, const std::string& type,
                   const std::string& component) {
     const json& meta = involved["metadata"];
     std::string now = now_rfc3339();
-    std::string uid = new_uid();
-    std::string suffix = uid.substr(0, 8) + uid.substr(9, 4) + uid.substr(14, 4);
+    // The recorder names events "<object>.<UnixNano in hex>", so names sort by time.
+    static std::atomic<uint64_t> last{0};
+    auto nanos = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+    uint64_t prev = last.load();
+    while (!last.compare_exchange_weak(prev, std::max(nanos, prev + 1))) {
+    }
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "%llx",
+             static_cast<unsigned long long>(std::max(nanos, prev + 1)));
     json ev = {{"apiVersion", "v1"},
                {"kind", "Event"},
                {"metadata",
-                {{"name", meta.value("name", "") + "." + suffix},
+                {{"name", meta.value("name", "") + "." + std::string(suffix)},
                  {"namespace", meta.value("namespace", "default")}}},
                {"involvedObject",
                 {{"kind", involved.value("kind", "")},

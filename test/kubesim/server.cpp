@@ -18,6 +18,7 @@
 #include "test/kubesim/control.h"
 #include "test/kubesim/faults.h"
 #include "test/kubesim/store.h"
+#include "test/kubesim/table.h"
 
 namespace kubesim {
 
@@ -77,6 +78,7 @@ bool apply_faults(Context& ctx, const ApiRequest& req, HTTPServerRequest& reques
             impl.socket().close();
             return true;
         } else if (rule.action == "fail") {
+            (void)read_body(request);  // keep the kept-alive connection in step
             json details = nullptr;
             if (rule.retry_after > 0) {
                 resp.set("Retry-After", std::to_string(rule.retry_after));
@@ -114,6 +116,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     void handle(HTTPServerRequest& request, HTTPServerResponse& resp) {
         if (!m_ctx.options.token.empty() &&
             request.get("Authorization", "") != "Bearer " + m_ctx.options.token) {
+            (void)read_body(request);
             send_status(resp, 401, "Unauthorized", "Unauthorized");
             return;
         }
@@ -128,9 +131,11 @@ class Handler : public Poco::Net::HTTPRequestHandler {
         }
         auto req = parse_api_path(path, request.getMethod(), parse_query(request.getURI()));
         if (!req) {
+            (void)read_body(request);
             send_status(resp, 404, "NotFound", "the server could not find the requested resource");
             return;
         }
+        req->table = wants_table(request.get("Accept", ""));
         if (apply_faults(m_ctx, *req, request, resp)) {
             return;
         }

@@ -8,6 +8,7 @@
 
 #include "test/kubesim/api.h"
 #include "test/kubesim/store.h"
+#include "test/kubesim/table.h"
 
 namespace kubesim {
 
@@ -25,6 +26,14 @@ struct WatchState {
 };
 
 bool write_event(WatchState& w, const std::string& type, const json& object) {
+    if (w.req.table && type != "BOOKMARK" && type != "ERROR") {
+        w.out << json{{"type", type},
+                      {"object", to_table(*w.req.info, {object},
+                                          object["metadata"].value("resourceVersion", ""))}}
+                     .dump()
+              << "\n";
+        return w.out.good();
+    }
     w.out << json{{"type", type}, {"object", object}}.dump() << "\n";
     return w.out.good();
 }
