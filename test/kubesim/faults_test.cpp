@@ -95,6 +95,10 @@ BOOST_AUTO_TEST_CASE(fail_next_requests_with_status_codes) {
     BOOST_TEST(failed["reason"] == "InternalError");
     get_json(c, k_pods, &code);
     BOOST_TEST(code == 200);
+    post(c, "/kubesim/v1/faults/fail", {{"verb", "update"}, {"resource", "leases"}, {"code", 403}});
+    json forbidden = send_json(c, "PUT", k_leases + "/x", lease("x"), &code);
+    BOOST_TEST(code == 403);
+    BOOST_TEST(forbidden["reason"] == "Forbidden");
 }
 
 // Given a reset rule, then the matching request's connection is dropped without an
