@@ -1,0 +1,43 @@
+// Runs a kubeconfig `exec` credential plugin (client.authentication.k8s.io/v1) and
+// caches the ExecCredential it prints until its expirationTimestamp, as kubectl does.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gates/status.h"
+#include "gates/time.h"
+#include "runner/kube/rest_config.h"
+
+namespace envgate::kube {
+
+struct ExecCredentials {
+    SecretString token;
+    std::string client_cert_pem;
+    SecretString client_key_pem;
+    std::optional<TimePoint> expires;  // nullopt: valid until the server says 401
+};
+
+// Runs the plugin once and parses its ExecCredential. Code::unauthorized when it fails;
+// the message never quotes the plugin's output (it holds the credential).
+Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec);
+
+class ExecCredentialProvider {
+  public:
+    ExecCredentialProvider(ExecConfig exec, Clock& clock)
+        : m_exec(std::move(exec)), m_clock(clock) {}
+
+    // The cached credentials, or fresh ones once they expired or were invalidated.
+    Result<ExecCredentials> get();
+    // Forget the cache (after a 401), so the next get() runs the plugin again.
+    void invalidate() { m_cached.reset(); }
+    int runs() const { return m_runs; }
+
+  private:
+    ExecConfig m_exec;
+    Clock& m_clock;
+    std::optional<ExecCredentials> m_cached;
+    int m_runs = 0;
+};
+
+}  // namespace envgate::kube

@@ -1,0 +1,196 @@
+#include "runner/kube/http_kube_api.h"
+
+#include <Poco/URI.h>
+#include <fmt/format.h>
+
+#include "runner/kube/errors.h"
+
+namespace envgate::kube {
+namespace {
+
+// Appends "&key=value" (or "?key=value" first) with `value` percent-encoded.
+void add_query(std::string& target, const std::string& key, const std::string& value) {
+    if (value.empty()) {
+        return;
+    }
+    std::string encoded;
+    Poco::URI::encode(value, "!#$&'()*+,/:;=?@[]", encoded);
+    target += (target.find('?') == std::string::npos ? "?" : "&") + key + "=" + encoded;
+}
+
+const char* propagation_name(Propagation propagation) {
+    switch (propagation) {
+        case Propagation::background:
+            return "Background";
+        case Propagation::foreground:
+            return "Foreground";
+        case Propagation::orphan:
+            return "Orphan";
+    }
+    return "Background";
+}
+
+std::string object_name(const nlohmann::json& object) {
+    if (object.contains("metadata") && object["metadata"].is_object()) {
+        return object["metadata"].value("name", "");
+    }
+    return "";
+}
+
+}  // namespace
+
+HttpKubeApi::HttpKubeApi(std::unique_ptr<HttpTransport> transport, Clock& clock,
+                         HttpOptions options)
+    : m_transport(std::move(transport)),
+      m_clock(clock),
+      m_options(options),
+      m_random(options.seed ? Random(*options.seed) : Random()) {}
+
+Result<std::unique_ptr<HttpKubeApi>> HttpKubeApi::create(const RestConfig& config, Clock& clock,
+                                                         HttpOptions options) {
+    TRY_ASSIGN(auto transport, HttpTransport::create(config, clock, options.request_timeout));
+    return std::unique_ptr<HttpKubeApi>(new HttpKubeApi(std::move(transport), clock, options));
+}
+
+Attempt HttpKubeApi::attempt(const HttpRequest& request, std::string& body) {
+    auto response = m_transport->send(request);
+    if (!response) {
+        return {response.status(), std::nullopt};
+    }
+    if (response->status == 401 && m_transport->invalidate_credentials()) {
+        response = m_transport->send(request);  // refreshed exec/file credentials, once
+        if (!response) {
+            return {response.status(), std::nullopt};
+        }
+    }
+    if (response->status >= 200 && response->status < 300) {
+        body = std::move(response->body);
+        return {Status::ok(), std::nullopt};
+    }
+    Attempt out{status_from_response(request.method, request.what, response->status,
+                                     response->reason, response->body),
+                std::nullopt};
+    if (response->retry_after && (response->status == 429 || response->status == 503)) {
+        out.retry_after = parse_retry_after(*response->retry_after, m_clock.now());
+    }
+    return out;
+}
+
+Result<std::string> HttpKubeApi::call(const HttpRequest& request) {
+    std::string body;
+    const TimePoint deadline = m_clock.now() + m_options.retry.max_elapsed;
+    std::lock_guard lock(m_random_mutex);
+    Status status = retry_transient(m_clock, m_random, m_options.retry, deadline,
+                                    [&] { return attempt(request, body); });
+    if (!status.is_ok()) {
+        return Status(status.code(), m_transport->scrub(status.message()));
+    }
+    return body;
+}
+
+Result<nlohmann::json> HttpKubeApi::call_json(const HttpRequest& request) {
+    TRY_ASSIGN(std::string body, call(request));
+    try {
+        return nlohmann::json::parse(body);
+    } catch (const nlohmann::json::exception& e) {
+        return Status(Code::failed, fmt::format("{} {}: response is not JSON: {}", request.method,
+                                                request.what, e.what()));
+    }
+}
+
+Result<nlohmann::json> HttpKubeApi::get(const ResourceRef& ref) {
+    return call_json({"GET", ref.path(), ref.describe(), {}});
+}
+
+Result<ObjectList> HttpKubeApi::list(const ResourceRef& collection, const ListOptions& options) {
+    std::string target = collection.with_name({}).path();
+    add_query(target, "labelSelector", options.label_selector);
+    add_query(target, "fieldSelector", options.field_selector);
+    TRY_ASSIGN(nlohmann::json list, call_json({"GET", target, collection.describe(), {}}));
+    ObjectList out;
+    if (list.contains("metadata") && list["metadata"].is_object()) {
+        out.resource_version = list["metadata"].value("resourceVersion", "");
+    }
+    if (list.contains("items") && list["items"].is_array()) {
+        for (auto& item : list["items"]) {
+            out.items.push_back(std::move(item));
+        }
+    }
+    return out;
+}
+
+Result<nlohmann::json> HttpKubeApi::create(const ResourceRef& ref, const nlohmann::json& object) {
+    const ResourceRef named = ref.with_name(object_name(object));
+    return call_json({"POST", ref.with_name({}).path(), named.describe(), object.dump()});
+}
+
+Result<nlohmann::json> HttpKubeApi::update(const ResourceRef& ref, const nlohmann::json& object) {
+    return call_json({"PUT", ref.path(), ref.describe(), object.dump()});
+}
+
+Result<nlohmann::json> HttpKubeApi::patch(const ResourceRef& ref,
+                                          const nlohmann::json& merge_patch) {
+    return call_json(
+        {"PATCH", ref.path(), ref.describe(), merge_patch.dump(), "application/merge-patch+json"});
+}
+
+Status HttpKubeApi::remove(const ResourceRef& ref, Propagation propagation) {
+    nlohmann::json options = {{"apiVersion", "v1"},
+                              {"kind", "DeleteOptions"},
+                              {"propagationPolicy", propagation_name(propagation)}};
+    auto body = call({"DELETE", ref.path(), ref.describe(), options.dump()});
+    return body ? Status::ok() : body.status();
+}
+
+Result<std::string> HttpKubeApi::logs(const ResourceRef& pod, const LogOptions& options) {
+    std::string target = pod.path() + "/log";
+    add_query(target, "container", options.container);
+    add_query(target, "previous", options.previous ? "true" : "");
+    add_query(target, "tailLines", options.tail_lines ? std::to_string(*options.tail_lines) : "");
+    return call({"GET", target, pod.describe() + "/log", {}});
+}
+
+Status HttpKubeApi::read_watch_stream(std::istream& in, const std::string& what,
+                                      const WatchCallback& on_event) {
+    for (std::string line; std::getline(in, line);) {
+        if (line.find_first_not_of(" \r\t") == std::string::npos) {
+            continue;
+        }
+        TRY_ASSIGN(WatchEvent event, parse_watch_event(what, line));
+        if (on_event(event) == WatchNext::stop) {
+            return Status::ok();
+        }
+    }
+    if (in.bad()) {
+        return {Code::transient, fmt::format("WATCH {}: the stream broke", what)};
+    }
+    return Status::ok();  // the server ended the watch: resume from the last RV
+}
+
+Status HttpKubeApi::watch(const ResourceRef& collection, const WatchOptions& options,
+                          const WatchCallback& on_event) {
+    const std::string what = collection.describe();
+    std::string target = collection.with_name({}).path() + "?watch=1";
+    add_query(target, "resourceVersion", options.resource_version);
+    add_query(target, "allowWatchBookmarks", options.allow_bookmarks ? "true" : "");
+    add_query(target, "labelSelector", options.label_selector);
+    add_query(target, "fieldSelector", options.field_selector);
+    const int timeout = options.timeout_seconds.value_or(300);
+    add_query(target, "timeoutSeconds", std::to_string(timeout));
+    HttpRequest request{"GET", target, what, {}};
+    request.shown_method = "WATCH";
+    auto stream = m_transport->open_stream(request, std::chrono::seconds(timeout + 30));
+    if (!stream) {
+        return Status(stream.status().code(), m_transport->scrub(stream.status().message()));
+    }
+    if (stream->status != 200) {
+        std::string body(std::istreambuf_iterator<char>(*stream->body), {});
+        Status status = status_from_response("WATCH", what, stream->status, stream->reason, body);
+        return Status(status.code(), m_transport->scrub(status.message()));
+    }
+    Status status = read_watch_stream(*stream->body, what, on_event);
+    stream->session->abort();  // a stopped watch must not drain the rest of the stream
+    return Status(status.code(), m_transport->scrub(status.message()));
+}
+
+}  // namespace envgate::kube

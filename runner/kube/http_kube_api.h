@@ -1,0 +1,61 @@
+// HttpKubeApi: the real KubeApi, speaking JSON to a Kubernetes API server over HTTP(S)
+// (Poco). Transient failures (refused, reset, timeouts, 429, 5xx) are retried with
+// jittered back-off under a deadline, honouring Retry-After; other failures come back
+// at once as typed Status values. Watches are not retried here: see reflector.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runner/kube/http_transport.h"
+#include "runner/kube/kube_api.h"
+#include "runner/kube/rest_config.h"
+#include "runner/kube/retry.h"
+
+namespace envgate::kube {
+
+struct HttpOptions {
+    RetryPolicy retry;
+    Duration request_timeout = std::chrono::seconds(30);
+    std::optional<std::uint64_t> seed;  // of the back-off jitter; random when unset
+};
+
+class HttpKubeApi : public KubeApi {
+  public:
+    // Code::invalid when `config` cannot be used (bad URL, bad PEM data).
+    static Result<std::unique_ptr<HttpKubeApi>> create(const RestConfig& config, Clock& clock,
+                                                       HttpOptions options = {});
+
+    Result<nlohmann::json> get(const ResourceRef& ref) override;
+    Result<ObjectList> list(const ResourceRef& collection, const ListOptions& options) override;
+    Result<nlohmann::json> create(const ResourceRef& ref, const nlohmann::json& object) override;
+    Result<nlohmann::json> update(const ResourceRef& ref, const nlohmann::json& object) override;
+    Result<nlohmann::json> patch(const ResourceRef& ref,
+                                 const nlohmann::json& merge_patch) override;
+    Status remove(const ResourceRef& ref, Propagation propagation) override;
+    Status watch(const ResourceRef& collection, const WatchOptions& options,
+                 const WatchCallback& on_event) override;
+    Result<std::string> logs(const ResourceRef& pod, const LogOptions& options) override;
+
+    // How many connections were opened so far (keep-alive reuses one).
+    int connections_opened() const { return m_transport->sessions_opened(); }
+
+  private:
+    HttpKubeApi(std::unique_ptr<HttpTransport> transport, Clock& clock, HttpOptions options);
+    // Sends with retries; a non-2xx answer becomes its typed Status.
+    Result<std::string> call(const HttpRequest& request);
+    Result<nlohmann::json> call_json(const HttpRequest& request);
+    Attempt attempt(const HttpRequest& request, std::string& body);
+    Status read_watch_stream(std::istream& in, const std::string& what,
+                             const WatchCallback& on_event);
+
+    std::unique_ptr<HttpTransport> m_transport;
+    Clock& m_clock;
+    HttpOptions m_options;
+    Random m_random;
+    std::mutex m_random_mutex;
+};
+
+}  // namespace envgate::kube

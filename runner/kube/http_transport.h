@@ -1,0 +1,88 @@
+// HttpTransport: one cluster's HTTP(S) connection for HttpKubeApi: the TLS context
+// (trusting the kubeconfig's CA, presenting its client certificate), a reused keep-alive
+// session, and the bearer token (static, token file or exec plugin) on every request.
+// One attempt per call; retries live in HttpKubeApi. Never puts a credential in a message.
+#pragma once
+
+#include <istream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPClientSession.h>
+
+#include "gates/status.h"
+#include "gates/time.h"
+#include "runner/kube/exec_credential.h"
+#include "runner/kube/rest_config.h"
+
+namespace envgate::kube {
+
+struct HttpRequest {
+    std::string method;  // "GET", "PUT", ...
+    std::string target;  // path below the server prefix, with its query
+    std::string what;    // "leases/envgate-gprd", for messages
+    std::string body;
+    std::string content_type = "application/json";
+    std::string shown_method = {};  // how messages name the method, if not `method` ("WATCH")
+};
+
+struct HttpResponse {
+    int status = 0;
+    std::string reason;
+    std::string body;
+    std::optional<std::string> retry_after;
+};
+
+// A response whose body is still arriving (a watch). Owns its connection.
+struct HttpStream {
+    std::unique_ptr<Poco::Net::HTTPClientSession> session;
+    std::istream* body = nullptr;  // owned by `session`
+    int status = 0;
+    std::string reason;
+};
+
+class HttpTransport {
+  public:
+    // Code::invalid when the server URL or the PEM data cannot be used.
+    static Result<std::unique_ptr<HttpTransport>> create(RestConfig config, Clock& clock,
+                                                         Duration request_timeout);
+
+    // Sends `request` on the shared keep-alive session. Transport failures come back as
+    // Code::transient (refused, reset, timeout) or Code::failed (TLS verification).
+    Result<HttpResponse> send(const HttpRequest& request);
+    // Opens a dedicated connection and returns once the response headers arrived.
+    Result<HttpStream> open_stream(const HttpRequest& request, Duration receive_timeout);
+    // Forget cached exec credentials (after a 401); true if there were any to forget.
+    bool invalidate_credentials();
+    // `text` with the current bearer token redacted.
+    std::string scrub(std::string text) const;
+    int sessions_opened() const { return m_sessions_opened; }
+
+  private:
+    HttpTransport(RestConfig config, Clock& clock, Duration request_timeout);
+    Status init();
+    Status refresh_credentials();
+    std::unique_ptr<Poco::Net::HTTPClientSession> new_session(Duration timeout);
+    Result<HttpResponse> exchange(Poco::Net::HTTPClientSession& session,
+                                  const HttpRequest& request);
+    Status transport_error(const HttpRequest& request, const std::exception& e) const;
+
+    RestConfig m_config;
+    Clock& m_clock;
+    Duration m_request_timeout;
+    std::string m_scheme, m_host, m_prefix;
+    unsigned short m_port = 0;
+    Poco::Net::Context::Ptr m_context;
+    std::string m_context_cert;  // the client certificate m_context presents
+    std::optional<ExecCredentialProvider> m_exec;
+    std::string m_token;  // the current bearer token (guarded by m_mutex)
+    std::optional<TimePoint> m_token_read_at;
+    std::unique_ptr<Poco::Net::HTTPClientSession> m_session;
+    int m_sessions_opened = 0;
+    mutable std::mutex m_mutex;
+};
+
+}  // namespace envgate::kube

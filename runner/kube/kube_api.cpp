@@ -1,0 +1,58 @@
+#include "runner/kube/kube_api.h"
+
+namespace envgate::kube {
+
+ResourceRef ResourceRef::with_name(std::string object_name) const {
+    ResourceRef copy = *this;
+    copy.name = std::move(object_name);
+    return copy;
+}
+
+std::string ResourceRef::path() const {
+    std::string out = group_version.find('/') == std::string::npos ? "/api/" : "/apis/";
+    out += group_version;
+    if (!namespace_name.empty()) {
+        out += "/namespaces/" + namespace_name;
+    }
+    out += "/" + resource;
+    if (!name.empty()) {
+        out += "/" + name;
+    }
+    return out;
+}
+
+std::string ResourceRef::describe() const {
+    return name.empty() ? resource : resource + "/" + name;
+}
+
+ResourceRef leases(std::string namespace_name, std::string name) {
+    return {"coordination.k8s.io/v1", "leases", std::move(namespace_name), std::move(name)};
+}
+
+ResourceRef jobs(std::string namespace_name, std::string name) {
+    return {"batch/v1", "jobs", std::move(namespace_name), std::move(name)};
+}
+
+ResourceRef pods(std::string namespace_name, std::string name) {
+    return {"v1", "pods", std::move(namespace_name), std::move(name)};
+}
+
+ResourceRef core_events(std::string namespace_name) {
+    return {"v1", "events", std::move(namespace_name), {}};
+}
+
+const char* event_type_name(EventType type) {
+    switch (type) {
+        case EventType::added:
+            return "ADDED";
+        case EventType::modified:
+            return "MODIFIED";
+        case EventType::deleted:
+            return "DELETED";
+        case EventType::bookmark:
+            return "BOOKMARK";
+    }
+    return "UNKNOWN";
+}
+
+}  // namespace envgate::kube

@@ -1,0 +1,103 @@
+// KubeApi: the handful of Kubernetes API verbs envgate uses, over raw JSON objects.
+// One real implementation (HttpKubeApi) and an in-memory fake (test/fakes/). Every
+// failure is a typed Status (NotFound, Conflict, AlreadyExists, Gone, ...), see errors.h.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/status.h"
+
+namespace envgate::kube {
+
+// Where an object or a collection lives. `group_version` is "v1" for the core group,
+// else "group/version"; `resource` is the plural ("leases"); an empty `name` addresses
+// the collection, an empty `namespace_name` a cluster-scoped or all-namespaces one.
+struct ResourceRef {
+    std::string group_version;
+    std::string resource;
+    std::string namespace_name;
+    std::string name;
+
+    ResourceRef with_name(std::string object_name) const;
+    // The URL path below the server prefix, e.g.
+    // "/apis/coordination.k8s.io/v1/namespaces/locks/leases/envgate-gprd".
+    std::string path() const;
+    // How messages name it: "leases/envgate-gprd", or "leases" for a collection.
+    std::string describe() const;
+    bool operator==(const ResourceRef&) const = default;
+};
+
+ResourceRef leases(std::string namespace_name, std::string name = {});
+ResourceRef jobs(std::string namespace_name, std::string name = {});
+ResourceRef pods(std::string namespace_name, std::string name = {});
+ResourceRef core_events(std::string namespace_name);
+
+struct ListOptions {
+    std::string label_selector;  // "app=x,tier!=db"
+    std::string field_selector;  // "metadata.name=my-job"
+};
+
+struct ObjectList {
+    std::vector<nlohmann::json> items;
+    std::string resource_version;  // of the list: where a watch starts
+};
+
+enum class EventType { added, modified, deleted, bookmark };
+const char* event_type_name(EventType type);  // "ADDED", ...
+
+struct WatchEvent {
+    EventType type = EventType::added;
+    nlohmann::json object;
+};
+
+struct WatchOptions {
+    std::string label_selector;
+    std::string field_selector;
+    std::string resource_version;  // empty: "most recent", with synthetic ADDED events
+    bool allow_bookmarks = true;
+    std::optional<int> timeout_seconds;
+};
+
+enum class WatchNext { proceed, stop };
+using WatchCallback = std::function<WatchNext(const WatchEvent&)>;
+
+enum class Propagation { background, foreground, orphan };
+
+struct LogOptions {
+    std::string container;  // empty: the pod's only container
+    bool previous = false;  // the last terminated instance
+    std::optional<int> tail_lines;
+};
+
+class KubeApi {
+  public:
+    virtual ~KubeApi() = default;
+
+    virtual Result<nlohmann::json> get(const ResourceRef& ref) = 0;
+    virtual Result<ObjectList> list(const ResourceRef& collection, const ListOptions& options) = 0;
+    // POSTs `object` to the collection of `ref` (its name comes from the object).
+    virtual Result<nlohmann::json> create(const ResourceRef& ref, const nlohmann::json& object) = 0;
+    // PUT. `object` carries the metadata.resourceVersion it was read at; a stale one
+    // fails with Code::conflict.
+    virtual Result<nlohmann::json> update(const ResourceRef& ref, const nlohmann::json& object) = 0;
+    // JSON merge patch (RFC 7386).
+    virtual Result<nlohmann::json> patch(const ResourceRef& ref,
+                                         const nlohmann::json& merge_patch) = 0;
+    virtual Status remove(const ResourceRef& ref, Propagation propagation) = 0;
+    // Streams events of `collection` to `on_event` until the server ends the stream (ok),
+    // the callback returns WatchNext::stop (ok), or an error. An ERROR event ends the watch
+    // and comes back as its typed Status: 410 Expired/Gone as Code::gone.
+    virtual Status watch(const ResourceRef& collection, const WatchOptions& options,
+                         const WatchCallback& on_event) = 0;
+    virtual Result<std::string> logs(const ResourceRef& pod, const LogOptions& options) = 0;
+    // Ends the watches of this client, from another thread, and makes every later call
+    // fail with Code::cancelled: how a caller stops the thread that watches for it.
+    virtual void cancel_watches() {}
+};
+
+}  // namespace envgate::kube

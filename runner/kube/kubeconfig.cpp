@@ -1,0 +1,370 @@
+#include "runner/kube/kubeconfig.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <Poco/Base64Decoder.h>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace envgate::kube {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One clusters[]/users[]/contexts[] entry and where it came from.
+struct Entry {
+    YAML::Node body;    // the "cluster"/"user"/"context" map
+    std::string file;   // the kubeconfig that defined it
+    std::string field;  // "users[name=ci]" for messages
+};
+
+struct Merged {
+    std::map<std::string, Entry> clusters;
+    std::map<std::string, Entry> users;
+    std::map<std::string, Entry> contexts;
+    std::optional<std::string> current_context;
+    std::string files;  // "a:b", for messages that no single file explains
+};
+
+Status invalid(const std::string& file, const std::string& field, const std::string& what) {
+    return {Code::invalid, fmt::format("kubeconfig {}: {}: {}", file, field, what)};
+}
+
+Result<std::string> read_whole_file(const std::string& path, const std::string& what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Status(Code::io, fmt::format("{}: cannot read {}", what, path));
+    }
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+std::string resolve(const std::string& path, const std::string& file) {
+    if (path.empty() || fs::path(path).is_absolute()) {
+        return path;
+    }
+    return (fs::absolute(fs::path(file)).parent_path() / path).lexically_normal().string();
+}
+
+// A string field of `node`, or nullopt when absent. Non-scalars are an error.
+Result<std::optional<std::string>> string_field(const YAML::Node& node, const char* key,
+                                                const Entry& entry, const std::string& parent) {
+    YAML::Node value = node[key];
+    if (!value || value.IsNull()) {
+        return std::optional<std::string>{};
+    }
+    if (!value.IsScalar()) {
+        return invalid(entry.file, entry.field + "." + parent + key, "must be a string");
+    }
+    return std::optional<std::string>{value.Scalar()};
+}
+
+Result<std::string> base64_field(const std::string& encoded, const Entry& entry,
+                                 const std::string& field) {
+    try {
+        std::istringstream in(encoded);
+        Poco::Base64Decoder decoder(in);
+        std::string decoded((std::istreambuf_iterator<char>(decoder)),
+                            std::istreambuf_iterator<char>());
+        return decoded;
+    } catch (const std::exception&) {
+        return invalid(entry.file, entry.field + "." + field, "is not valid base64");
+    }
+}
+
+// Either the decoded `<key>-data` field or the contents of the `<key>` file.
+Result<std::string> data_or_file(const YAML::Node& node, const std::string& key, const Entry& entry,
+                                 const std::string& parent) {
+    TRY_ASSIGN(auto data, string_field(node, (key + "-data").c_str(), entry, parent));
+    if (data && !data->empty()) {
+        return base64_field(*data, entry, parent + key + "-data");
+    }
+    TRY_ASSIGN(auto file, string_field(node, key.c_str(), entry, parent));
+    if (!file || file->empty()) {
+        return std::string();
+    }
+    auto contents = read_whole_file(
+        resolve(*file, entry.file),
+        fmt::format("kubeconfig {}: {}.{}{}", entry.file, entry.field, parent, key));
+    if (!contents) {
+        return Status(Code::invalid, contents.status().message());
+    }
+    return contents.value();
+}
+
+Status add_entries(const YAML::Node& root, const char* list, const char* body_key,
+                   const std::string& file, std::map<std::string, Entry>& into) {
+    YAML::Node items = root[list];
+    if (!items || items.IsNull()) {
+        return Status::ok();
+    }
+    if (!items.IsSequence()) {
+        return invalid(file, list, "must be a list");
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        YAML::Node name = items[i]["name"];
+        if (!name || !name.IsScalar()) {
+            return invalid(file, fmt::format("{}[{}].name", list, i), "missing");
+        }
+        Entry entry{items[i][body_key], file, fmt::format("{}[name={}]", list, name.Scalar())};
+        into.emplace(name.Scalar(), std::move(entry));  // the first file to set a key wins
+    }
+    return Status::ok();
+}
+
+Status merge_file(const std::string& file, Merged& merged) {
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(file);
+    } catch (const YAML::BadFile&) {
+        return Status(Code::io, fmt::format("kubeconfig {}: cannot read the file", file));
+    } catch (const YAML::Exception& e) {
+        return Status(Code::invalid, fmt::format("kubeconfig {}:{}:{}: {}", file, e.mark.line + 1,
+                                                 e.mark.column + 1, e.msg));
+    }
+    if (root.IsNull()) {
+        return Status::ok();
+    }
+    if (!root.IsMap()) {
+        return invalid(file, "(top level)", "must be a mapping");
+    }
+    TRY(add_entries(root, "clusters", "cluster", file, merged.clusters));
+    TRY(add_entries(root, "users", "user", file, merged.users));
+    TRY(add_entries(root, "contexts", "context", file, merged.contexts));
+    YAML::Node current = root["current-context"];
+    if (!merged.current_context && current && current.IsScalar() && !current.Scalar().empty()) {
+        merged.current_context = current.Scalar();
+    }
+    return Status::ok();
+}
+
+Status apply_cluster(const Entry& entry, RestConfig& config) {
+    const YAML::Node& node = entry.body;
+    if (!node || !node.IsMap()) {
+        return invalid(entry.file, entry.field + ".cluster", "missing");
+    }
+    TRY_ASSIGN(auto server, string_field(node, "server", entry, "cluster."));
+    if (!server || server->empty()) {
+        return invalid(entry.file, entry.field + ".cluster.server", "missing");
+    }
+    config.server = *server;
+    TRY_ASSIGN(config.ca_pem, data_or_file(node, "certificate-authority", entry, "cluster."));
+    if (YAML::Node insecure = node["insecure-skip-tls-verify"]; insecure && !insecure.IsNull()) {
+        try {
+            config.insecure_skip_tls_verify = insecure.as<bool>();
+        } catch (const YAML::Exception&) {
+            return invalid(entry.file, entry.field + ".cluster.insecure-skip-tls-verify",
+                           "must be true or false");
+        }
+    }
+    return Status::ok();
+}
+
+Result<ExecConfig> parse_exec(const YAML::Node& node, const Entry& entry) {
+    const std::string at = entry.field + ".user.exec";
+    ExecConfig exec;
+    exec.api_version = node["apiVersion"] ? node["apiVersion"].as<std::string>() : "";
+    if (exec.api_version != "client.authentication.k8s.io/v1" &&
+        exec.api_version != "client.authentication.k8s.io/v1beta1") {
+        return invalid(entry.file, at + ".apiVersion",
+                       fmt::format("\"{}\" is not supported (want client.authentication.k8s.io/v1)",
+                                   exec.api_version));
+    }
+    exec.command = node["command"] ? node["command"].as<std::string>() : "";
+    if (exec.command.empty()) {
+        return invalid(entry.file, at + ".command", "missing");
+    }
+    if (exec.command.find('/') != std::string::npos) {
+        exec.command = resolve(exec.command, entry.file);
+    }
+    for (const auto& arg : node["args"]) {
+        exec.args.push_back(arg.as<std::string>());
+    }
+    for (const auto& var : node["env"]) {
+        if (!var["name"]) {
+            return invalid(entry.file, at + ".env[].name", "missing");
+        }
+        exec.env.emplace_back(var["name"].as<std::string>(),
+                              var["value"] ? var["value"].as<std::string>() : "");
+    }
+    return exec;
+}
+
+Status apply_user(const Entry& entry, RestConfig& config) {
+    const YAML::Node& node = entry.body;
+    if (!node || node.IsNull()) {
+        return Status::ok();  // a user with no credentials: anonymous
+    }
+    TRY_ASSIGN(auto token, string_field(node, "token", entry, "user."));
+    TRY_ASSIGN(auto token_file, string_field(node, "tokenFile", entry, "user."));
+    if (token && !token->empty()) {
+        config.bearer_token = SecretString(*token);
+    } else if (token_file && !token_file->empty()) {
+        config.token_file = resolve(*token_file, entry.file);
+        auto contents = read_whole_file(
+            config.token_file,
+            fmt::format("kubeconfig {}: {}.user.tokenFile", entry.file, entry.field));
+        if (!contents) {
+            return Status(Code::invalid, contents.status().message());
+        }
+        std::string value = contents.value();
+        value = value.substr(0, value.find_first_of("\r\n"));
+        config.bearer_token = SecretString(std::move(value));
+    }
+    TRY_ASSIGN(config.client_cert_pem, data_or_file(node, "client-certificate", entry, "user."));
+    TRY_ASSIGN(auto key, data_or_file(node, "client-key", entry, "user."));
+    config.client_key_pem = SecretString(std::move(key));
+    if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
+        return invalid(entry.file, entry.field + ".user",
+                       "client-certificate and client-key must be given together");
+    }
+    if (YAML::Node exec = node["exec"]; exec && !exec.IsNull()) {
+        try {
+            TRY_ASSIGN(config.exec, parse_exec(exec, entry));
+        } catch (const YAML::Exception& e) {
+            return invalid(entry.file, entry.field + ".user.exec", e.msg);
+        }
+    }
+    return Status::ok();
+}
+
+Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std::string>& wanted) {
+    std::optional<std::string> name = wanted ? wanted : merged.current_context;
+    if (!name) {
+        return invalid(merged.files, "current-context", "not set, and no context was chosen");
+    }
+    auto context = merged.contexts.find(*name);
+    if (context == merged.contexts.end()) {
+        return invalid(merged.files, "contexts", fmt::format("context \"{}\" not found", *name));
+    }
+    const Entry& ctx = context->second;
+    RestConfig config;
+    config.context_name = *name;
+    config.source = ctx.file;
+    TRY_ASSIGN(auto cluster_name, string_field(ctx.body, "cluster", ctx, "context."));
+    if (!cluster_name || cluster_name->empty()) {
+        return invalid(ctx.file, ctx.field + ".context.cluster", "missing");
+    }
+    auto cluster = merged.clusters.find(*cluster_name);
+    if (cluster == merged.clusters.end()) {
+        return invalid(ctx.file, ctx.field + ".context.cluster",
+                       fmt::format("cluster \"{}\" not found", *cluster_name));
+    }
+    TRY(apply_cluster(cluster->second, config));
+    TRY_ASSIGN(auto user_name, string_field(ctx.body, "user", ctx, "context."));
+    if (user_name && !user_name->empty()) {
+        auto user = merged.users.find(*user_name);
+        if (user == merged.users.end()) {
+            return invalid(ctx.file, ctx.field + ".context.user",
+                           fmt::format("user \"{}\" not found", *user_name));
+        }
+        TRY(apply_user(user->second, config));
+    }
+    TRY_ASSIGN(auto ns, string_field(ctx.body, "namespace", ctx, "context."));
+    config.namespace_name = ns.value_or("");
+    return config;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ':');) {
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+    }
+    return out;
+}
+
+std::string env_or_empty(const char* name) {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+}
+
+}  // namespace
+
+KubeconfigSources KubeconfigSources::from_environment() {
+    KubeconfigSources sources;
+    if (const char* value = std::getenv("KUBECONFIG")) {
+        sources.kubeconfig_env = value;
+    }
+    sources.home = env_or_empty("HOME");
+    sources.service_host = env_or_empty("KUBERNETES_SERVICE_HOST");
+    sources.service_port = env_or_empty("KUBERNETES_SERVICE_PORT");
+    return sources;
+}
+
+Result<RestConfig> load_kubeconfig_files(const std::vector<std::string>& files,
+                                         const std::optional<std::string>& context) {
+    Merged merged;
+    for (const auto& file : files) {
+        merged.files += (merged.files.empty() ? "" : ":") + file;
+        TRY(merge_file(file, merged));
+    }
+    return resolve_context(merged, context);
+}
+
+Result<RestConfig> load_rest_config(const KubeconfigSources& sources) {
+    if (sources.explicit_path) {
+        if (!fs::exists(*sources.explicit_path)) {
+            return Status(Code::invalid,
+                          fmt::format("kubeconfig {}: no such file", *sources.explicit_path));
+        }
+        return load_kubeconfig_files({*sources.explicit_path}, sources.context);
+    }
+    std::vector<std::string> candidates;
+    if (sources.kubeconfig_env && !sources.kubeconfig_env->empty()) {
+        candidates = split_list(*sources.kubeconfig_env);
+    } else if (!sources.home.empty()) {
+        candidates.push_back((fs::path(sources.home) / ".kube" / "config").string());
+    }
+    std::vector<std::string> existing;
+    for (const auto& file : candidates) {
+        if (fs::exists(file)) {  // kubectl skips missing files of the list
+            existing.push_back(file);
+        }
+    }
+    if (!existing.empty()) {
+        return load_kubeconfig_files(existing, sources.context);
+    }
+    if (!sources.service_host.empty()) {
+        return load_in_cluster(sources.in_cluster_root, sources.service_host, sources.service_port);
+    }
+    return Status(
+        Code::invalid,
+        "no kubeconfig found (set KUBECONFIG or --kubeconfig) and not running in a cluster");
+}
+
+Result<RestConfig> load_in_cluster(const std::string& root, const std::string& service_host,
+                                   const std::string& service_port) {
+    if (service_host.empty() || service_port.empty()) {
+        return Status(
+            Code::invalid,
+            "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
+    }
+    RestConfig config;
+    config.source = root;
+    const bool ipv6 = service_host.find(':') != std::string::npos;
+    config.server =
+        fmt::format("https://{}:{}", ipv6 ? "[" + service_host + "]" : service_host, service_port);
+    config.token_file = (fs::path(root) / "token").string();
+    TRY_ASSIGN(auto token, read_whole_file(config.token_file, "in-cluster token"));
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) {
+        token.pop_back();
+    }
+    config.bearer_token = SecretString(std::move(token));
+    TRY_ASSIGN(config.ca_pem,
+               read_whole_file((fs::path(root) / "ca.crt").string(), "in-cluster CA"));
+    auto ns = read_whole_file((fs::path(root) / "namespace").string(), "in-cluster namespace");
+    if (ns) {
+        config.namespace_name = ns.value().substr(0, ns.value().find_first_of("\r\n"));
+    }
+    return config;
+}
+
+}  // namespace envgate::kube

@@ -1,0 +1,48 @@
+// RestConfig: everything HttpKubeApi needs to reach one cluster (server, TLS trust,
+// credentials), as resolved from a kubeconfig context or the in-cluster service account.
+// Secrets sit in SecretString so that no one prints them by accident.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace envgate::kube {
+
+// A credential. It has no operator<< and no implicit conversion: reading it takes a
+// visible reveal() at the one place that sends it.
+class SecretString {
+  public:
+    SecretString() = default;
+    explicit SecretString(std::string value) : m_value(std::move(value)) {}
+    const std::string& reveal() const { return m_value; }
+    bool empty() const { return m_value.empty(); }
+
+  private:
+    std::string m_value;
+};
+
+// A `client.authentication.k8s.io` credential plugin (kubeconfig users[].user.exec).
+struct ExecConfig {
+    std::string api_version;
+    std::string command;  // resolved against the kubeconfig's directory if it has a '/'
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> env;
+};
+
+struct RestConfig {
+    std::string server;          // "https://host:6443[/prefix]"
+    std::string context_name;    // empty for in-cluster
+    std::string namespace_name;  // the context's namespace, "" if unset
+    std::string ca_pem;          // trusted CAs; empty: the system's default CAs
+    bool insecure_skip_tls_verify = false;
+    SecretString bearer_token;
+    std::string token_file;  // re-read when set (service-account tokens rotate)
+    std::string client_cert_pem;
+    SecretString client_key_pem;
+    std::optional<ExecConfig> exec;
+    std::string source;  // which file(s) it came from, for messages
+};
+
+}  // namespace envgate::kube

@@ -1,0 +1,60 @@
+#include "runner/kube/retry.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <Poco/DateTimeFormat.h>
+#include <Poco/DateTimeParser.h>
+#include <Poco/Exception.h>
+#include <fmt/format.h>
+
+namespace envgate::kube {
+
+Duration Backoff::next() {
+    double base = static_cast<double>(m_policy.initial_backoff.count());
+    for (int i = 0; i < m_step; ++i) {
+        base *= m_policy.multiplier;
+    }
+    base = std::min(base, static_cast<double>(m_policy.max_backoff.count()));
+    ++m_step;
+    const double jittered = base * (1.0 + m_policy.jitter * m_random.uniform());
+    return Duration(static_cast<Duration::rep>(jittered));
+}
+
+Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, TimePoint deadline,
+                       const std::function<Attempt()>& attempt) {
+    Backoff backoff(policy, random);
+    for (int tries = 1;; ++tries) {
+        Attempt result = attempt();
+        if (result.status.is_ok() || result.status.code() != Code::transient) {
+            return result.status;
+        }
+        const Duration wait = result.retry_after ? *result.retry_after : backoff.next();
+        const TimePoint wake = clock.now() + wait;
+        if (tries >= policy.max_attempts || wake > deadline) {
+            return Status(Code::transient,
+                          fmt::format("{} (gave up after {} attempt{})", result.status.message(),
+                                      tries, tries == 1 ? "" : "s"));
+        }
+        clock.sleep_until(wake);
+    }
+}
+
+std::optional<Duration> parse_retry_after(const std::string& value, TimePoint now) {
+    long seconds = 0;
+    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (error == std::errc() && end == value.data() + value.size() && seconds >= 0) {
+        return std::chrono::seconds(seconds);
+    }
+    try {
+        int tz = 0;
+        Poco::DateTime when =
+            Poco::DateTimeParser::parse(Poco::DateTimeFormat::HTTP_FORMAT, value, tz);
+        auto at = TimePoint(Duration(when.timestamp().epochMicroseconds()));
+        return std::max(Duration(0), at - now);
+    } catch (const Poco::Exception&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace envgate::kube

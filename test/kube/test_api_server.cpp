@@ -1,0 +1,177 @@
+#include "test/kube/test_api_server.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <Poco/Net/Context.h>
+#include <Poco/Net/HTTPRequestHandler.h>
+#include <Poco/Net/HTTPRequestHandlerFactory.h>
+#include <Poco/Net/HTTPServerRequest.h>
+#include <Poco/Net/HTTPServerResponse.h>
+#include <Poco/Net/SSLManager.h>
+#include <Poco/Net/SecureServerSocket.h>
+#include <Poco/Net/ServerSocket.h>
+#include <Poco/StreamCopier.h>
+#include <Poco/TemporaryFile.h>
+#include <nlohmann/json.hpp>
+
+namespace envgate::test {
+namespace {
+
+class CannedHandler : public Poco::Net::HTTPRequestHandler {
+  public:
+    explicit CannedHandler(TestApiServer& server) : m_server(server) {}
+
+    void handleRequest(Poco::Net::HTTPServerRequest& request,
+                       Poco::Net::HTTPServerResponse& response) override {
+        SeenRequest seen;
+        seen.method = request.getMethod();
+        seen.uri = request.getURI();
+        seen.authorization = request.get("Authorization", "");
+        seen.content_type = request.getContentType();
+        Poco::StreamCopier::copyToString(request.stream(), seen.body);
+        seen.client_port = request.clientAddress().port();
+        CannedResponse canned = m_server.next(std::move(seen));
+        response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(canned.status));
+        response.setContentType("application/json");
+        for (const auto& [name, value] : canned.headers) {
+            response.set(name, value);
+        }
+        if (canned.chunks.empty()) {
+            response.sendBuffer(canned.body.data(), canned.body.size());
+            return;
+        }
+        response.setChunkedTransferEncoding(true);
+        std::ostream& out = response.send();
+        for (const auto& chunk : canned.chunks) {
+            out << chunk;
+            out.flush();
+        }
+    }
+
+  private:
+    TestApiServer& m_server;
+};
+
+class Factory : public Poco::Net::HTTPRequestHandlerFactory {
+  public:
+    explicit Factory(TestApiServer& server) : m_server(server) {}
+    Poco::Net::HTTPRequestHandler* createRequestHandler(
+        const Poco::Net::HTTPServerRequest&) override {
+        return new CannedHandler(m_server);
+    }
+
+  private:
+    TestApiServer& m_server;
+};
+
+void run(const std::string& command) {
+    if (std::system((command + " >/dev/null 2>&1").c_str()) != 0) {
+        throw std::runtime_error("failed: " + command);
+    }
+}
+
+}  // namespace
+
+TestApiServer::TestApiServer(std::optional<ServerTls> tls) : m_tls(tls.has_value()) {
+    Poco::Net::SocketAddress address("127.0.0.1", 0);
+    std::unique_ptr<Poco::Net::ServerSocket> socket;
+    if (tls) {
+        Poco::Net::initializeSSL();
+        using Poco::Net::Context;
+        const auto mode =
+            tls->client_ca_file.empty() ? Context::VERIFY_NONE : Context::VERIFY_STRICT;
+        Context::Ptr context = new Context(Context::SERVER_USE, tls->key_file, tls->cert_file,
+                                           tls->client_ca_file, mode);
+        socket = std::make_unique<Poco::Net::SecureServerSocket>(address, 64, context);
+    } else {
+        socket = std::make_unique<Poco::Net::ServerSocket>(address);
+    }
+    auto* params = new Poco::Net::HTTPServerParams;
+    params->setMaxThreads(4);
+    params->setKeepAlive(true);
+    m_server = std::make_unique<Poco::Net::HTTPServer>(new Factory(*this), *socket, params);
+    m_server->start();
+}
+
+TestApiServer::~TestApiServer() {
+    m_server->stopAll(true);
+}
+
+std::string TestApiServer::url() const {
+    return std::string(m_tls ? "https" : "http") +
+           "://127.0.0.1:" + std::to_string(m_server->port());
+}
+
+void TestApiServer::push(CannedResponse response) {
+    std::lock_guard lock(m_mutex);
+    m_queue.push_back(std::move(response));
+}
+
+std::vector<SeenRequest> TestApiServer::requests() const {
+    std::lock_guard lock(m_mutex);
+    return m_seen;
+}
+
+CannedResponse TestApiServer::next(SeenRequest seen) {
+    std::lock_guard lock(m_mutex);
+    m_seen.push_back(std::move(seen));
+    if (m_queue.empty()) {
+        return {
+            500, status_body(500, "InternalError", "test server: no canned response left"), {}, {}};
+    }
+    CannedResponse out = std::move(m_queue.front());
+    m_queue.pop_front();
+    return out;
+}
+
+TestPki::TestPki() {
+    dir = Poco::TemporaryFile::tempName() + "-pki";
+    std::filesystem::create_directories(dir);
+    ca_cert = dir + "/ca.crt";
+    ca_key = dir + "/ca.key";
+    server_cert = dir + "/server.crt";
+    server_key = dir + "/server.key";
+    client_cert = dir + "/client.crt";
+    client_key = dir + "/client.key";
+    other_ca_cert = dir + "/other-ca.crt";
+    const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    std::ofstream(dir + "/server.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+    run("openssl req -x509 " + ec + " -keyout " + ca_key + " -out " + ca_cert +
+        " -days 2 -subj /CN=envgate-test-ca");
+    run("openssl req -x509 " + ec + " -keyout " + dir + "/other-ca.key -out " + other_ca_cert +
+        " -days 2 -subj /CN=envgate-other-ca");
+    for (const std::string who : {"server", "client"}) {
+        const std::string base = dir + "/" + who;
+        run("openssl req " + ec + " -keyout " + base + ".key -out " + base +
+            ".csr -subj /CN=" + (who == "server" ? "127.0.0.1" : "envgate-test-user"));
+        run("openssl x509 -req -in " + base + ".csr -CA " + ca_cert + " -CAkey " + ca_key +
+            " -CAcreateserial -days 2 -out " + base + ".crt" +
+            (who == "server" ? " -extfile " + dir + "/server.ext" : ""));
+    }
+}
+
+TestPki::~TestPki() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+}
+
+std::string TestPki::read(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+std::string status_body(int code, const std::string& reason, const std::string& message) {
+    return nlohmann::json{
+        {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+        {"status", "Failure"}, {"message", message}, {"reason", reason},
+        {"code", code}}
+        .dump();
+}
+
+}  // namespace envgate::test
