@@ -68,6 +68,9 @@ Result<Plan> plan_for(const GenerateOptions& o, Context& ctx, std::size_t& chang
     diff.default_branch = o.default_branch.value_or(env_or(ctx, "CI_DEFAULT_BRANCH", "main"));
     TRY_ASSIGN(ChangeSet change, diff_changed_paths(diff));
     ctx.err << "envgate generate: " << change.note << "\n";
+    for (const auto& [from, to] : change.renamed) {
+        ctx.err << "envgate generate: renamed " << from << " -> " << to << " (both count)\n";
+    }
     changed = change.paths.size();
     PlanRequest request;
     request.changed_paths = change.paths;
@@ -91,7 +94,7 @@ void describe(const Plan& plan, std::size_t changed, Context& ctx) {
     for (const auto& env : plan.environments) {
         ctx.err << "envgate generate: " << env.name << ": "
                 << (env.matched_paths.empty()
-                        ? std::string("every environment counts")
+                        ? std::string("counts as changed (no usable base)")
                         : std::to_string(env.matched_paths.size()) + " changed path(s), e.g. " +
                               env.matched_paths.front())
                 << "\n";

@@ -93,8 +93,9 @@ std::optional<git_oid> merge_base_with(git_repository* repo, const git_commit* h
     return std::nullopt;
 }
 
-Result<std::vector<std::string>> tree_diff_paths(git_repository* repo, const git_commit* base,
-                                                 const git_commit* head) {
+// Fills `change.paths` and `change.renamed` from the tree diff of base..head.
+Status tree_diff_paths(git_repository* repo, const git_commit* base, const git_commit* head,
+                       ChangeSet& change) {
     TRY_ASSIGN(TreePtr base_tree, tree_of(base));
     TRY_ASSIGN(TreePtr head_tree, tree_of(head));
     git_diff* raw = nullptr;
@@ -112,8 +113,12 @@ Result<std::vector<std::string>> tree_diff_paths(git_repository* repo, const git
         const git_diff_delta* d = git_diff_get_delta(diff.get(), i);
         paths.insert(d->old_file.path);
         paths.insert(d->new_file.path);
+        if (d->status == GIT_DELTA_RENAMED) {
+            change.renamed.emplace_back(d->old_file.path, d->new_file.path);
+        }
     }
-    return std::vector<std::string>(paths.begin(), paths.end());
+    change.paths.assign(paths.begin(), paths.end());
+    return Status::ok();
 }
 
 // The base to diff from when `request.base` is zero or unknown: the merge base
@@ -168,7 +173,7 @@ Result<ChangeSet> diff_changed_paths(const DiffRequest& request) {
         return change;
     }
     change.base = oid_string(*git_commit_id(base->get()));
-    TRY_ASSIGN(change.paths, tree_diff_paths(repo.get(), base->get(), head->get()));
+    TRY(tree_diff_paths(repo.get(), base->get(), head->get(), change));
     return change;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gates/status.h"
@@ -20,10 +21,12 @@ struct DiffRequest {
 
 struct ChangeSet {
     std::vector<std::string> paths;  // sorted, unique
-    bool all_environments = false;   // no usable base: treat everything as changed
-    std::string base;                // the commit diffed from, full SHA ("" if none)
-    std::string head;                // full SHA
-    std::string note;                // how the base was chosen, one line for people
+    // Renames git detected (old path, new path); both paths are also in `paths`.
+    std::vector<std::pair<std::string, std::string>> renamed;
+    bool all_environments = false;  // no usable base: treat everything as changed
+    std::string base;               // the commit diffed from, full SHA ("" if none)
+    std::string head;               // full SHA
+    std::string note;               // how the base was chosen, one line for people
 };
 
 // True for "" and for any run of '0' (GitLab's CI_COMMIT_BEFORE_SHA when there is

@@ -43,10 +43,17 @@ BOOST_AUTO_TEST_CASE(rename_counts_old_and_new_paths) {
         repo.commit({{"envs/b/app.yaml", numbered_lines(30)}, {"README", "x"}}, {c1}, k_main);
     std::string c3 =
         repo.commit({{"envs/c/app.yaml", numbered_lines(30, 7)}, {"README", "x"}}, {c2}, k_main);
-    BOOST_TEST(must_diff(repo, c1, c2).paths == (Paths{"envs/a/app.yaml", "envs/b/app.yaml"}),
+    using Rename = std::pair<std::string, std::string>;
+    ChangeSet exact = must_diff(repo, c1, c2);
+    BOOST_TEST(exact.paths == (Paths{"envs/a/app.yaml", "envs/b/app.yaml"}),
                boost::test_tools::per_element());
-    BOOST_TEST(must_diff(repo, c2, c3).paths == (Paths{"envs/b/app.yaml", "envs/c/app.yaml"}),
+    BOOST_REQUIRE(exact.renamed.size() == 1u);
+    BOOST_TEST((exact.renamed[0] == Rename{"envs/a/app.yaml", "envs/b/app.yaml"}));
+    ChangeSet similar = must_diff(repo, c2, c3);
+    BOOST_TEST(similar.paths == (Paths{"envs/b/app.yaml", "envs/c/app.yaml"}),
                boost::test_tools::per_element());
+    BOOST_REQUIRE(similar.renamed.size() == 1u);
+    BOOST_TEST((similar.renamed[0] == Rename{"envs/b/app.yaml", "envs/c/app.yaml"}));
 }
 
 // Given a deleted file and a modified one, then both count.
