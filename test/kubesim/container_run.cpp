@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "test/kubesim/processes.h"
 #include "test/kubesim/store.h"
@@ -147,6 +148,11 @@ bool ContainerRun::maybe_start(SteadyTime now) {
     }
     m_pid = pid;
     m_state = {{"running", {{"startedAt", now_rfc3339()}}}};
+    m_events.push_back(
+        {"Normal", "Pulled",
+         "Container image \"" + m_spec.value("image", "") + "\" already present on machine"});
+    m_events.push_back({"Normal", "Created", "Created container " + m_name});
+    m_events.push_back({"Normal", "Started", "Started container " + m_name});
     return true;
 }
 
@@ -206,6 +212,9 @@ void ContainerRun::on_exit(int code, SteadyTime now) {
         delay = std::min(delay * 2, k_backoff_max);
     }
     m_restart_at = now + scaled(delay, m_pod.time_scale);
+    m_events.push_back({"Warning", "BackOff",
+                        "Back-off restarting failed container " + m_name + " in pod " + m_pod.name +
+                            "_" + m_pod.ns + "(" + m_pod.uid + ")"});
     m_last_state = m_state;
     m_state = {
         {"waiting",
@@ -219,6 +228,7 @@ void ContainerRun::terminate() {
     m_restart_pending = false;
     if (m_pid > 0) {
         signal_group(m_pid, SIGTERM);
+        m_events.push_back({"Normal", "Killing", "Stopping container " + m_name});
     } else if (!m_done && m_state.contains("waiting") && m_last_state.contains("terminated")) {
         m_state = m_last_state;  // a crash-looping container stays terminated
         m_done = true;
@@ -299,6 +309,10 @@ bool ContainerRun::log_path(bool previous, std::string* path, std::string* error
     }
     *error = "container \"" + m_name + "\" in pod \"" + m_pod.name + "\": log not found";
     return false;
+}
+
+std::vector<std::array<std::string, 3>> ContainerRun::take_events() {
+    return std::exchange(m_events, {});
 }
 
 SteadyTime ContainerRun::wake_time() const {

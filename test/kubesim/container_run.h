@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -51,6 +52,8 @@ class ContainerRun {
     bool log_path(bool previous, std::string* path, std::string* error) const;
     // When it wants to be woken up next (back-off end), or max() if never.
     SteadyTime wake_time() const;
+    // The kubelet Events (type, reason, message) raised since the last call.
+    std::vector<std::array<std::string, 3>> take_events();
 
   private:
     std::string container_id(int instance) const;
@@ -75,6 +78,7 @@ class ContainerRun {
     nlohmann::json m_state;
     nlohmann::json m_last_state = nlohmann::json::object();
     std::string m_start_error;
+    std::vector<std::array<std::string, 3>> m_events;
 };
 
 // The kubelet's duration text: "10s", "1m20s", "5m0s".

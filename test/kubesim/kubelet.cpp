@@ -113,6 +113,10 @@ void Kubelet::sync_from_store() {
                 run->app.push_back(std::make_unique<ContainerRun>(run->id, c, false));
             }
             run->start_time = now_rfc3339();
+            record_event(
+                m_store, p, "Normal", "Scheduled",
+                "Successfully assigned " + run->id.ns + "/" + run->id.name + " to kubesim-node",
+                "default-scheduler");
             it = m_pods.emplace(uid, std::move(run)).first;
         }
         PodRun& run = *it->second;
@@ -170,6 +174,7 @@ void Kubelet::step(PodRun& pod, SteadyTime now) {
             }
         }
         if (!any) {
+            record_events(pod);
             finish_deletion(pod);
             return;
         }
@@ -190,6 +195,21 @@ void Kubelet::step(PodRun& pod, SteadyTime now) {
     }
     if (pod.dirty) {
         write_status(pod);
+    }
+    record_events(pod);
+}
+
+void Kubelet::record_events(PodRun& pod) {
+    json involved = {
+        {"kind", "Pod"},
+        {"apiVersion", "v1"},
+        {"metadata", {{"name", pod.id.name}, {"namespace", pod.id.ns}, {"uid", pod.id.uid}}}};
+    for (auto* list : {&pod.init, &pod.app}) {
+        for (auto& c : *list) {
+            for (const auto& [type, reason, message] : c->take_events()) {
+                record_event(m_store, involved, type, reason, message, "kubelet");
+            }
+        }
     }
 }
 

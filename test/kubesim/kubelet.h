@@ -47,6 +47,7 @@ class Kubelet {
     void sync_from_store();
     void step(PodRun& pod, SteadyTime now);
     void write_status(PodRun& pod);
+    void record_events(PodRun& pod);
     void finish_deletion(PodRun& pod);
     nlohmann::json build_status(const PodRun& pod, const nlohmann::json& old) const;
     static std::string phase_of(const PodRun& pod);
