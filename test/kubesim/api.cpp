@@ -323,6 +323,18 @@ void handle_eviction(Context& ctx, const ApiRequest& req, HTTPServerRequest& req
 
 }  // namespace
 
+bool client_gone(const ApiRequest& req) {
+    if (req.socket == nullptr) {
+        return false;
+    }
+    try {
+        return req.socket->poll(Poco::Timespan(0),
+                                Poco::Net::Socket::SELECT_READ | Poco::Net::Socket::SELECT_ERROR);
+    } catch (const Poco::Exception&) {
+        return true;
+    }
+}
+
 json to_api(const ResourceInfo& info, const json& stored) {
     return info.group == "events.k8s.io" ? event_to_events_v1(stored) : stored;
 }

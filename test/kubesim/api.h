@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <Poco/Net/StreamSocket.h>
+
 #include "test/kubesim/http_util.h"
 #include "test/kubesim/selectors.h"
 
@@ -18,6 +20,8 @@ struct ApiRequest {
     std::string verb;  // get, list, watch, create, update, patch, delete, deletecollection
     Query query;
     bool table = false;  // the client asked for a meta.k8s.io Table
+    // The connection, so long streams notice a client that went away.
+    Poco::Net::StreamSocket* socket = nullptr;
 };
 
 // Parses "/api/v1/namespaces/NS/pods/NAME/log" and friends. nullopt when the path is
@@ -31,6 +35,8 @@ void serve_watch(Context& ctx, const ApiRequest& req, const Selector& selector,
                  Poco::Net::HTTPServerResponse& response);
 // Streams or returns a container log (pods/NAME/log, logs.cpp).
 void serve_log(Context& ctx, const ApiRequest& req, Poco::Net::HTTPServerResponse& response);
+// True when the client of a streaming request closed its side (it sends nothing else).
+bool client_gone(const ApiRequest& req);
 // The object as the API of `info` shows it (events.k8s.io conversion).
 nlohmann::json to_api(const ResourceInfo& info, const nlohmann::json& stored);
 // The selector of a list/watch request, with events.k8s.io field names converted.

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <mutex>
@@ -85,6 +86,7 @@ bool terminal(const json& status) {
 
 // Runs the disruption of `c` on each new active pod until the Job finishes.
 void act(const SimProcess& sim, const Case& c, const std::atomic<bool>& done) {
+    const std::string marker = sim.dir() + "/ignored-once";
     if (c.action == Action::none) {
         return;
     }
@@ -107,6 +109,10 @@ void act(const SimProcess& sim, const Case& c, const std::atomic<bool>& done) {
             bool first = handled.empty();
             handled.insert(name);
             if (c.action == Action::preempt_then_succeed && !first) {
+                continue;
+            }
+            if (c.action == Action::preempt_then_succeed && !std::ifstream(marker).good()) {
+                handled.erase(name);  // not yet past its `touch`: try again
                 continue;
             }
             std::string base = "/kubesim/v1/namespaces/default/pods/" + name + "/";

@@ -3,6 +3,8 @@
 // then SIGKILL after the grace period), logs with previous and follow.
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+
 #include "test/kubesim/sim_process.h"
 
 namespace kubesim::testing {
@@ -98,12 +100,18 @@ BOOST_AUTO_TEST_CASE(termination_message_file) {
 BOOST_AUTO_TEST_CASE(graceful_deletion_sigterm_then_sigkill) {
     SimProcess sim({"--time-scale", "0.05"});
     SimClient c = sim.client();
-    create_and_wait(
-        c,
-        pod("grace", "Never",
-            {container("polite", "trap 'echo got TERM; exit 0' TERM; while :; do sleep 0.01; done"),
-             container("stubborn", "trap '' TERM; while :; do sleep 0.01; done")}),
-        "Running");
+    std::string ready = sim.dir() + "/ready-";
+    create_and_wait(c,
+                    pod("grace", "Never",
+                        {container("polite", "trap 'echo got TERM; exit 0' TERM; touch " + ready +
+                                                 "polite; while :; do sleep 0.01; done"),
+                         container("stubborn", "trap '' TERM; touch " + ready +
+                                                   "stubborn; while :; do sleep 0.01; done")}),
+                    "Running");
+    // The traps must be in place before the deletion: wait for both markers.
+    BOOST_REQUIRE(wait_until([&] {
+        return std::ifstream(ready + "polite").good() && std::ifstream(ready + "stubborn").good();
+    }));
     std::string rv = get_json(c, k_pods)["metadata"]["resourceVersion"];
     int code = 0;
     json deleting = send_json(c, "DELETE", k_pods + "/grace", nullptr, &code);

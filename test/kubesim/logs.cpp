@@ -98,7 +98,7 @@ void serve_log(Context& ctx, const ApiRequest& req, Poco::Net::HTTPServerRespons
     std::ifstream& follow = in;
     follow.clear();
     auto uid = (*pod)["metadata"].value("uid", "");
-    while (out.good() && !ctx.stopping) {
+    while (out.good() && !ctx.stopping && !client_gone(req)) {
         std::string chunk((std::istreambuf_iterator<char>(follow)),
                           std::istreambuf_iterator<char>());
         follow.clear();

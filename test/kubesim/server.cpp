@@ -136,6 +136,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
             return;
         }
         req->table = wants_table(request.get("Accept", ""));
+        req->socket = &dynamic_cast<Poco::Net::HTTPServerRequestImpl&>(request).socket();
         if (apply_faults(m_ctx, *req, request, resp)) {
             return;
         }

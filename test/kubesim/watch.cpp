@@ -154,7 +154,7 @@ void serve_watch(Context& ctx, const ApiRequest& req, const Selector& selector,
             next_bookmark = Clock::now() + bookmark_every;
         }
         out.flush();
-        if (!out.good()) {
+        if (!out.good() || client_gone(req)) {
             return;
         }
     }
