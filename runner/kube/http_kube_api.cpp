@@ -76,7 +76,25 @@ Attempt HttpKubeApi::attempt(const HttpRequest& request, std::string& body) {
     return out;
 }
 
+Status HttpKubeApi::cancelled_status(const std::string& what) const {
+    return Status(Code::cancelled, what + ": cancelled");
+}
+
+void HttpKubeApi::cancel_watches() {
+    std::lock_guard lock(m_cancel_mutex);
+    m_cancelled = true;
+    if (m_watch_session != nullptr) {
+        m_watch_session->abort();
+    }
+}
+
 Result<std::string> HttpKubeApi::call(const HttpRequest& request) {
+    {
+        std::lock_guard lock(m_cancel_mutex);
+        if (m_cancelled) {
+            return cancelled_status(request.method + " " + request.what);
+        }
+    }
     std::string body;
     const TimePoint deadline = m_clock.now() + m_options.retry.max_elapsed;
     std::lock_guard lock(m_random_mutex);
@@ -188,8 +206,23 @@ Status HttpKubeApi::watch(const ResourceRef& collection, const WatchOptions& opt
         Status status = status_from_response("WATCH", what, stream->status, stream->reason, body);
         return Status(status.code(), m_transport->scrub(status.message()));
     }
+    {
+        std::lock_guard lock(m_cancel_mutex);
+        if (m_cancelled) {
+            stream->session->abort();
+            return cancelled_status("WATCH " + what);
+        }
+        m_watch_session = stream->session.get();
+    }
     Status status = read_watch_stream(*stream->body, what, on_event);
     stream->session->abort();  // a stopped watch must not drain the rest of the stream
+    {
+        std::lock_guard lock(m_cancel_mutex);
+        m_watch_session = nullptr;
+        if (m_cancelled) {
+            return cancelled_status("WATCH " + what);
+        }
+    }
     return Status(status.code(), m_transport->scrub(status.message()));
 }
 

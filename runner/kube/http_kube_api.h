@@ -38,6 +38,7 @@ class HttpKubeApi : public KubeApi {
     Status watch(const ResourceRef& collection, const WatchOptions& options,
                  const WatchCallback& on_event) override;
     Result<std::string> logs(const ResourceRef& pod, const LogOptions& options) override;
+    void cancel_watches() override;
 
     // How many connections were opened so far (keep-alive reuses one).
     int connections_opened() const { return m_transport->sessions_opened(); }
@@ -56,6 +57,11 @@ class HttpKubeApi : public KubeApi {
     HttpOptions m_options;
     Random m_random;
     std::mutex m_random_mutex;
+    // cancel_watches(): sticky; aborts the open watch's connection from another thread.
+    std::mutex m_cancel_mutex;
+    bool m_cancelled = false;
+    Poco::Net::HTTPClientSession* m_watch_session = nullptr;  // guarded by m_cancel_mutex
+    Status cancelled_status(const std::string& what) const;
 };
 
 }  // namespace envgate::kube

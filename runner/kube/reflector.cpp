@@ -19,9 +19,9 @@ std::string rv_of(const nlohmann::json& object) {
     return object["metadata"].value("resourceVersion", "");
 }
 
-// Errors that no amount of re-watching or polling will fix.
+// Errors that no amount of re-watching or polling will fix (or the caller's cancel).
 bool is_final(Code code) {
-    return code == Code::unauthorized || code == Code::forbidden;
+    return code == Code::unauthorized || code == Code::forbidden || code == Code::cancelled;
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ std::string render_dotenv(const RunReport& r) {
             out << "ENVGATE_FAILED_REASON=" << dotenv_value(f->reason) << "\n";
         }
     }
-    out << "ENVGATE_LOCK_STATE=" << lock_state_name(r.lock.state) << "\n";
+    if (!r.lock.name.empty()) {
+        out << "ENVGATE_LOCK_STATE=" << lock_state_name(r.lock.state) << "\n";
+    }
     for (const auto& s : r.steps) {
         if (s.job_name) {
             out << "ENVGATE_JOB_" << dotenv_key(s.name) << "=" << dotenv_value(*s.job_name) << "\n";

@@ -74,7 +74,12 @@ std::string render_html(const RunReport& r) {
     for (const auto& s : r.steps) {
         write_row(out, r, s);
     }
-    out << "</tbody></table>\n<h2>Lock</h2>\n<p><code>" << xml_escape(r.lock.name) << "</code> "
+    out << "</tbody></table>\n";
+    if (r.lock.name.empty()) {
+        out << "</body></html>\n";
+        return out.str();  // a command that does not take the lock (envgate gate)
+    }
+    out << "<h2>Lock</h2>\n<p><code>" << xml_escape(r.lock.name) << "</code> "
         << badge(lock_state_name(r.lock.state));
     if (r.lock.state != LockState::free && !r.lock.holder.empty()) {
         out << " held by <code>" << xml_escape(r.lock.holder) << "</code>";

@@ -62,6 +62,9 @@ std::string render_markdown(const RunReport& r) {
             << " |\n";
     }
     write_commands(out, r);
+    if (r.lock.name.empty()) {
+        return out.str();  // a command that does not take the lock (envgate gate)
+    }
     out << "\n### Lock\n\n`" << r.lock.name << "` is **" << lock_state_name(r.lock.state) << "**";
     if (r.lock.state != LockState::free && !r.lock.holder.empty()) {
         out << ", held by `" << md_cell(r.lock.holder) << "`";

@@ -1,0 +1,165 @@
+#include "runner/cmd_gate.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "runner/config.h"
+#include "runner/exit_status.h"
+#include "runner/files.h"
+#include "runner/gate/gate_runner.h"
+#include "runner/kube_session.h"
+#include "runner/report/render.h"
+
+namespace envgate {
+namespace {
+
+struct Plan {
+    gates::Gate gate;
+    std::string manifest_path;
+    std::string namespace_;
+    std::optional<std::string> kube_context;
+    Duration timeout = std::chrono::hours(1);
+    Duration poll_interval = std::chrono::seconds(5);
+    OnCancel on_cancel = OnCancel::leave;
+};
+
+Result<Duration> duration_option(const std::string& flag, const std::string& text) {
+    auto d = parse_duration(text);
+    if (!d || d->count() <= 0) {
+        return Status(Code::invalid,
+                      fmt::format("{} \"{}\": not a duration (e.g. 90s, 30m, 6h)", flag, text));
+    }
+    return *d;
+}
+
+// Options first, then the config (when present) fills what they left open.
+Result<Plan> make_plan(const GateOptions& o) {
+    Plan plan;
+    auto gate = gates::gate_from_name(o.gate);
+    if (!gate) {
+        return Status(Code::invalid,
+                      fmt::format("--gate \"{}\": not a gate (pre-migrations, post-migrations, "
+                                  "batched-migrations-check)",
+                                  o.gate));
+    }
+    plan.gate = *gate;
+    if (o.on_cancel != "leave" && o.on_cancel != "delete") {
+        return Status(Code::invalid, "--on-cancel \"" + o.on_cancel + "\": leave or delete");
+    }
+    plan.on_cancel = o.on_cancel == "delete" ? OnCancel::remove : OnCancel::leave;
+    TRY_ASSIGN(plan.poll_interval, duration_option("--poll-interval", o.poll_interval));
+    bool have_config = std::filesystem::exists(o.config);
+    if (!have_config && !o.manifest) {
+        return Status(Code::invalid, fmt::format("{} not found: give --manifest, or --config with "
+                                                 "the gate's Job manifest",
+                                                 o.config));
+    }
+    if (have_config) {
+        TRY_ASSIGN(Config config, load_config(o.config));
+        const Environment* env = config.find_environment(o.environment);
+        if (env == nullptr) {
+            return Status(Code::invalid,
+                          fmt::format("{}: no environment \"{}\"", o.config, o.environment));
+        }
+        plan.namespace_ = env->namespace_;
+        plan.kube_context = env->kube_context;
+        if (auto it = config.gates.find(o.gate); it != config.gates.end()) {
+            plan.manifest_path = it->second.job;
+            plan.timeout = it->second.timeout.value_or(plan.timeout);
+        }
+    }
+    if (o.manifest) {
+        plan.manifest_path = *o.manifest;
+    }
+    if (plan.manifest_path.empty()) {
+        return Status(Code::invalid, fmt::format("{}: gates.{} has no job manifest; give "
+                                                 "--manifest",
+                                                 o.config, o.gate));
+    }
+    if (o.namespace_) {
+        plan.namespace_ = *o.namespace_;
+    }
+    if (o.context) {
+        plan.kube_context = o.context;
+    }
+    if (o.timeout) {
+        TRY_ASSIGN(plan.timeout, duration_option("--timeout", *o.timeout));
+    }
+    return plan;
+}
+
+std::string instance_name(Context& ctx) {
+    if (auto job = ctx.getenv("CI_JOB_ID")) {
+        return "gitlab-job-" + *job;
+    }
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return std::string("envgate@") + host;
+}
+
+}  // namespace
+
+int run_gate(const GateOptions& o, Context& ctx) {
+    JobLog log(ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(1) != 0));
+    auto plan = make_plan(o);
+    if (!plan) {
+        ctx.err << "envgate gate: " << plan.status().message() << "\n";
+        return k_exit_usage;
+    }
+    auto text = read_file(plan->manifest_path);
+    if (!text) {
+        ctx.err << "envgate gate: " << text.status().message() << "\n";
+        return k_exit_usage;
+    }
+    std::string pipeline = ctx.getenv("CI_PIPELINE_ID").value_or("local");
+    ManifestInput input{*text,
+                        plan->manifest_path,
+                        o.environment,
+                        o.gate,
+                        plan->namespace_.empty() ? "default" : plan->namespace_,
+                        pipeline};
+    auto rendered = render_job_manifest(input, ctx.getenv);
+    if (!rendered) {
+        ctx.err << "envgate gate: " << rendered.status().message() << "\n";
+        return k_exit_usage;
+    }
+    auto session = open_kube_session({o.kubeconfig, plan->kube_context}, ctx, log);
+    if (!session) {
+        ctx.err << "envgate gate: " << log.mask(session.status().message()) << "\n";
+        return session.status().code() == Code::invalid ? k_exit_usage : k_exit_infra;
+    }
+    GateRunSettings settings;
+    settings.gate = plan->gate;
+    settings.timeout = plan->timeout;
+    settings.poll_interval = plan->poll_interval;
+    settings.on_cancel = plan->on_cancel;
+    settings.instance = instance_name(ctx);
+    settings.pending_signal = ctx.pending_signal;
+
+    RunReport report;
+    report.environment = o.environment;
+    report.namespace_ = rendered->namespace_;
+    report.started = ctx.clock.now();
+    report.pipeline_url = ctx.getenv("CI_PIPELINE_URL");
+    report.job_url = ctx.getenv("CI_JOB_URL");
+    std::string section = "envgate_gate_" + o.environment + "_" + o.gate;
+    log.section_start(section, fmt::format("envgate gate {} on {}: Job {}/{}", o.gate,
+                                           o.environment, rendered->namespace_, rendered->name));
+    GateRunner runner(*session->api, session->connect, ctx.clock, log);
+    GateResult result = runner.run(settings, *rendered);
+    log.section_end(section);
+    result.step.file = plan->manifest_path;
+    report.steps.push_back(result.step);
+    report.finished = ctx.clock.now();
+    report.result = result.exit_code == k_exit_success ? RunResult::success
+                    : result.exit_code >= 128          ? RunResult::cancelled
+                                                       : RunResult::failed;
+    if (Status written = write_reports(o.report_dir, report); !written.is_ok()) {
+        ctx.err << "envgate gate: reports not written: " << written.message() << "\n";
+    }
+    return result.exit_code;
+}
+
+}  // namespace envgate

@@ -1,0 +1,95 @@
+#include "runner/gate/gate_events.h"
+
+#include <Poco/DigestEngine.h>
+#include <Poco/SHA2Engine.h>
+
+namespace envgate {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t k_note_limit = 1024;  // events.k8s.io/v1 `note` is at most 1 kB
+
+std::string cut_note(const std::string& text) {
+    if (text.size() <= k_note_limit) {
+        return text;
+    }
+    size_t n = k_note_limit - 3;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) {
+        --n;
+    }
+    return text.substr(0, n) + "...";
+}
+
+json job_reference(const JobIdentity& job) {
+    return {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"name", job.name},
+            {"namespace", job.namespace_},
+            {"uid", job.uid}};
+}
+
+}  // namespace
+
+std::string gate_event_name(const JobIdentity& job, const gates::Event& event,
+                            const gates::GateMemory& memory) {
+    Poco::SHA2Engine engine(Poco::SHA2Engine::SHA_256);
+    engine.update(job.uid + "\n" + event.reason + "\n" + std::to_string(memory.observed_failures) +
+                  "\n" + (memory.failure_recorded ? "failed" : "retry"));
+    return job.name + ".envgate-" + Poco::DigestEngine::digestToHex(engine.digest()).substr(0, 8);
+}
+
+json events_v1_event(const JobIdentity& job, const gates::Event& event, const std::string& name,
+                     const std::string& instance, TimePoint now) {
+    return {{"apiVersion", "events.k8s.io/v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", name}, {"namespace", job.namespace_}}},
+            {"eventTime", format_rfc3339_micro(now)},
+            {"reportingController", "envgate"},
+            {"reportingInstance", instance},
+            {"action", "Gate"},
+            {"reason", event.reason},
+            {"note", cut_note(event.message)},
+            {"type", event.type},
+            {"regarding", job_reference(job)}};
+}
+
+json core_v1_event(const JobIdentity& job, const gates::Event& event, const std::string& name,
+                   const std::string& instance, TimePoint now) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", name}, {"namespace", job.namespace_}}},
+            {"involvedObject", job_reference(job)},
+            {"reason", event.reason},
+            {"message", event.message},
+            {"type", event.type},
+            {"source", {{"component", "envgate"}}},
+            {"reportingComponent", "envgate"},
+            {"reportingInstance", instance},
+            {"firstTimestamp", format_rfc3339(now)},
+            {"lastTimestamp", format_rfc3339(now)},
+            {"count", 1}};
+}
+
+Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates::Event& event,
+                         const gates::GateMemory& memory, const std::string& instance,
+                         TimePoint now) {
+    std::string name = gate_event_name(job, event, memory);
+    kube::ResourceRef v1{"events.k8s.io/v1", "events", job.namespace_, ""};
+    auto created = api.create(v1, events_v1_event(job, event, name, instance, now));
+    if (created.is_ok() || created.status().code() == Code::already_exists) {
+        return Status::ok();
+    }
+    if (created.status().code() != Code::not_found) {
+        return created.status();
+    }
+    // No events.k8s.io/v1 on this server: record through the core API.
+    auto core = api.create(kube::core_events(job.namespace_),
+                           core_v1_event(job, event, name, instance, now));
+    if (core.is_ok() || core.status().code() == Code::already_exists) {
+        return Status::ok();
+    }
+    return core.status();
+}
+
+}  // namespace envgate

@@ -1,0 +1,254 @@
+#include "runner/gate/gate_runner.h"
+
+#include <fmt/format.h>
+
+#include "gates/decode_json.h"
+#include "gates/evaluate.h"
+#include "gates/memory_json.h"
+#include "runner/exit_status.h"
+
+namespace envgate {
+namespace {
+
+using nlohmann::json;
+
+std::string label_selector(const json& match_labels) {
+    std::string out;
+    for (const auto& [k, v] : match_labels.items()) {
+        if (v.is_string()) {
+            out += (out.empty() ? "" : ",") + k + "=" + v.get<std::string>();
+        }
+    }
+    return out;
+}
+
+JobIdentity identity_of(const json& job) {
+    const json& m = job.at("metadata");
+    return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
+}
+
+std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v) {
+    return fmt::format("{}: {} ({}): {}", names.name, gates::state_name(v.state),
+                       v.progressing.reason, v.progressing.message);
+}
+
+}  // namespace
+
+struct GateRunner::Pass {
+    std::optional<json> job;  // nullopt: the Job is gone
+    gates::Verdict verdict;
+};
+
+GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
+    : m_api(api), m_watch_api(std::move(watch_api)), m_clock(clock), m_log(log) {}
+
+Result<json> GateRunner::launch(const RenderedJob& job) {
+    kube::ResourceRef ref = kube::jobs(job.namespace_, job.name);
+    auto created = m_api.create(kube::jobs(job.namespace_), job.object);
+    if (created.is_ok()) {
+        m_log.line(Tone::plain, fmt::format("created Job {}/{}", job.namespace_, job.name));
+        return created;
+    }
+    if (created.status().code() != Code::already_exists) {
+        return created.status();
+    }
+    TRY_ASSIGN(json existing, m_api.get(ref));
+    std::string hash = existing["metadata"]["labels"].value(k_label_spec_hash, "");
+    if (hash != job.spec_hash) {
+        return Status(
+            Code::conflict,
+            fmt::format("Job {}/{} exists but was not made from this manifest (its {} "
+                        "label is \"{}\", this manifest's spec hashes to \"{}\"); delete "
+                        "it or rename the Job in the manifest",
+                        job.namespace_, job.name, k_label_spec_hash, hash, job.spec_hash));
+    }
+    m_log.line(Tone::plain,
+               fmt::format("re-attached to Job {}/{} (same spec, created by an earlier run)",
+                           job.namespace_, job.name));
+    return existing;
+}
+
+Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
+                                             const json& selector,
+                                             const gates::GateMemory& memory) {
+    Pass pass;
+    auto job = m_api.get(kube::jobs(id.namespace_, id.name));
+    if (job.is_ok() && job->at("metadata").value("uid", "") == id.uid) {
+        pass.job = std::move(job).value();
+    } else if (job.is_ok() || job.status().code() == Code::not_found) {
+        pass.job = std::nullopt;  // deleted (or replaced by another Job of the same name)
+    } else {
+        return job.status();
+    }
+    std::vector<gates::Pod> pods;
+    if (pass.job) {
+        TRY_ASSIGN(auto list,
+                   m_api.list(kube::pods(id.namespace_), {label_selector(selector), ""}));
+        for (const auto& item : list.items) {
+            TRY_ASSIGN(gates::Pod pod, gates::decode_pod(item, "pod"));
+            pods.push_back(std::move(pod));
+        }
+    }
+    std::optional<gates::Job> decoded;
+    if (pass.job) {
+        TRY_ASSIGN(decoded, gates::decode_job(*pass.job, "job " + id.name));
+    }
+    pass.verdict = gates::evaluate(settings.gate, decoded, pods, memory, m_clock.now());
+    return pass;
+}
+
+Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
+                            gates::GateMemory& memory) {
+    const gates::Verdict& v = pass.verdict;
+    if (v.event) {
+        // Recorded before the memory is saved: a crash in between records it again
+        // under the same name, which the API refuses as AlreadyExists.
+        TRY(record_gate_event(m_api, id, *v.event, v.memory, settings.instance, m_clock.now()));
+    }
+    if (pass.job && v.memory != memory) {
+        json annotations = json::object();
+        for (const auto& [k, value] : gates::memory_annotations(v.memory)) {
+            annotations[k] = value;
+        }
+        auto patched = m_api.patch(kube::jobs(id.namespace_, id.name),
+                                   {{"metadata", {{"annotations", annotations}}}});
+        if (!patched.is_ok() && patched.status().code() != Code::not_found) {
+            return patched.status();
+        }
+    }
+    memory = v.memory;
+    return Status::ok();
+}
+
+void GateRunner::report_change(const GateRunSettings& settings, const gates::Verdict& v,
+                               StepReport& step) {
+    const gates::GateNames& names = gates::names(settings.gate);
+    VerdictChange change{
+        m_clock.now(), gates::state_name(v.state), v.progressing.reason, v.progressing.message,
+        v.command,     v.counts.attempt,           v.counts.limit};
+    if (!step.history.empty()) {
+        const VerdictChange& last = step.history.back();
+        if (last.state == change.state && last.reason == change.reason &&
+            last.message == change.message) {
+            return;
+        }
+    }
+    m_log.line(tone_for_state(change.state), verdict_line(names, v));
+    if (v.command && v.state != gates::State::running) {
+        m_log.command(*v.command);
+    }
+    step.history.push_back(std::move(change));
+}
+
+GateResult GateRunner::finish(const GateRunSettings& settings, const JobIdentity& id,
+                              StepReport step, int exit_code) {
+    step.finished = m_clock.now();
+    if (exit_code >= 128 && settings.on_cancel == OnCancel::remove && !id.name.empty()) {
+        Status removed =
+            m_api.remove(kube::jobs(id.namespace_, id.name), kube::Propagation::background);
+        step.message += removed.is_ok() ? " The Job was deleted (--on-cancel=delete)."
+                                        : " Deleting the Job failed: " + removed.message();
+    } else if (exit_code >= 128) {
+        step.message += " The Job was left running (pass --on-cancel=delete to delete it).";
+    }
+    return {exit_code, std::move(step)};
+}
+
+GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& rendered) {
+    const gates::GateNames& names = gates::names(settings.gate);
+    StepReport step;
+    step.name = names.name;
+    step.kind = "gate";
+    step.state = StepState::running;
+    step.started = m_clock.now();
+    step.job_name = rendered.name;
+    // Ends the gate with `state`; `said` when the verdict line already told the log.
+    auto fail = [&](StepState state, std::string reason, std::string message, int code,
+                    bool said = false) {
+        step.state = state;
+        step.reason = std::move(reason);
+        step.message = std::move(message);
+        if (!said) {
+            m_log.line(state == StepState::cancelled ? Tone::failing : Tone::failed,
+                       fmt::format("{}: {}: {}", names.name, step.reason, step.message));
+        }
+        return code;
+    };
+
+    auto launched = launch(rendered);
+    if (!launched) {
+        Code c = launched.status().code();
+        int code = c == Code::conflict ? k_exit_failed : k_exit_infra;
+        return finish(
+            settings, {}, step,
+            fail(StepState::failed, c == Code::conflict ? "JobConflict" : "KubernetesApiError",
+                 launched.status().message(), code));
+    }
+    JobIdentity id = identity_of(*launched);
+    json selector = (*launched)["spec"]["selector"].value("matchLabels", json::object());
+    auto stored = gates::memory_from_annotations(
+        (*launched)["metadata"].value("annotations", std::map<std::string, std::string>{}));
+    gates::GateMemory memory = stored.is_ok() ? *stored : gates::GateMemory{};
+
+    TimePoint deadline = m_clock.now() + settings.timeout;
+    kube::ReflectorOptions options;
+    options.poll_interval = settings.poll_interval;
+    ChangeWatch watch(m_watch_api, m_clock, options);
+    Status started =
+        watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name}, deadline);
+    if (started.is_ok()) {
+        started = watch.start(kube::pods(id.namespace_), {label_selector(selector), ""}, deadline);
+    }
+    if (!started.is_ok()) {
+        m_log.line(Tone::plain, "watching is not possible (" + started.message() +
+                                    "); polling every " + format_duration(settings.poll_interval));
+    }
+    Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
+    while (true) {
+        auto pass = observe(settings, id, selector, memory);
+        if (!pass) {
+            return finish(settings, id, step,
+                          fail(StepState::failed, "KubernetesApiError", pass.status().message(),
+                               k_exit_infra));
+        }
+        report_change(settings, pass->verdict, step);
+        Status kept = remember(settings, id, *pass, memory);
+        if (!kept.is_ok()) {
+            return finish(
+                settings, id, step,
+                fail(StepState::failed, "KubernetesApiError", kept.message(), k_exit_infra));
+        }
+        const gates::Verdict& v = pass->verdict;
+        step.attempts = v.counts.attempt;
+        step.command = v.command;
+        if (v.state == gates::State::succeeded) {
+            step.state = StepState::passed;
+            step.message = v.progressing.message;
+            return finish(settings, id, step, k_exit_success);
+        }
+        if (v.state == gates::State::failed) {
+            return finish(settings, id, step,
+                          fail(StepState::failed, v.progressing.reason, v.progressing.message,
+                               k_exit_failed, true));
+        }
+        if (int sig = settings.pending_signal(); sig != 0) {
+            return finish(settings, id, step,
+                          fail(StepState::cancelled, "Cancelled",
+                               fmt::format("cancelled by signal {} while the gate waited on Job "
+                                           "{}/{}.",
+                                           sig, id.namespace_, id.name),
+                               exit_for_signal(sig)));
+        }
+        if (m_clock.now() >= deadline) {
+            return finish(
+                settings, id, step,
+                fail(StepState::failed, "GateTimeout",
+                     fmt::format("the gate's timeout of {} passed; last verdict: {}",
+                                 format_duration(settings.timeout), v.progressing.message),
+                     k_exit_failed));
+        }
+        watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
+    }
+}
+
+}  // namespace envgate

@@ -1,0 +1,63 @@
+// `envgate gate`'s engine: launch a gate's Job (or re-attach to it), then block on
+// it — watch the Job and its pods, evaluate the verdict on every change, print each
+// change of verdict, keep the gate's memory on the Job's annotations and record its
+// events exactly once — until it succeeds, fails, times out or is cancelled.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gates/gate.h"
+#include "runner/gate/change_watch.h"
+#include "runner/gate/gate_events.h"
+#include "runner/gate/manifest.h"
+#include "runner/kube/kube_api.h"
+#include "runner/report/job_log.h"
+#include "runner/report/run_report.h"
+
+namespace envgate {
+
+enum class OnCancel { leave, remove };
+
+struct GateRunSettings {
+    gates::Gate gate = gates::Gate::pre_migrations;
+    Duration timeout = std::chrono::hours(1);
+    Duration poll_interval = std::chrono::seconds(5);  // watch fallback
+    Duration resync = std::chrono::seconds(30);        // re-read even without events
+    OnCancel on_cancel = OnCancel::leave;
+    std::string instance = "envgate";  // reportingInstance of events
+    std::function<int()> pending_signal = [] { return 0; };
+};
+
+struct GateResult {
+    int exit_code = 0;  // runner/exit_status.h
+    StepReport step;    // for the reports
+};
+
+class GateRunner {
+  public:
+    GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log);
+
+    // REQUIRES: `job` came from render_job_manifest.
+    GateResult run(const GateRunSettings& settings, const RenderedJob& job);
+
+  private:
+    struct Pass;
+    Result<nlohmann::json> launch(const RenderedJob& job);
+    Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
+                         const nlohmann::json& selector, const gates::GateMemory& memory);
+    Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
+                    gates::GateMemory& memory);
+    void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
+                       StepReport& step);
+    GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,
+                      int exit_code);
+
+    kube::KubeApi& m_api;
+    KubeApiFactory m_watch_api;
+    Clock& m_clock;
+    JobLog& m_log;
+};
+
+}  // namespace envgate

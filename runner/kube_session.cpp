@@ -1,0 +1,28 @@
+#include "runner/kube_session.h"
+
+#include "runner/kube/http_kube_api.h"
+#include "runner/kube/kubeconfig.h"
+
+namespace envgate {
+
+Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, JobLog& log) {
+    kube::KubeconfigSources sources;
+    sources.explicit_path = target.kubeconfig;
+    sources.kubeconfig_env = ctx.getenv("KUBECONFIG");
+    sources.home = ctx.getenv("HOME").value_or("");
+    sources.context = target.context;
+    sources.service_host = ctx.getenv("KUBERNETES_SERVICE_HOST").value_or("");
+    sources.service_port = ctx.getenv("KUBERNETES_SERVICE_PORT").value_or("");
+    TRY_ASSIGN(kube::RestConfig config, kube::load_rest_config(sources));
+    log.add_secret(config.bearer_token.reveal());
+    log.add_secret(config.client_key_pem.reveal());
+    Clock& clock = ctx.clock;
+    auto connect = [config, &clock]() -> Result<std::unique_ptr<kube::KubeApi>> {
+        TRY_ASSIGN(auto api, kube::HttpKubeApi::create(config, clock));
+        return std::unique_ptr<kube::KubeApi>(std::move(api));
+    };
+    TRY_ASSIGN(auto api, connect());
+    return KubeSession{std::move(config), std::move(api), connect};
+}
+
+}  // namespace envgate

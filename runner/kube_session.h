@@ -1,0 +1,33 @@
+// Connects a command to its cluster: the kubeconfig chosen as kubectl would choose
+// it (--kubeconfig, KUBECONFIG, ~/.kube/config, in-cluster), the context from
+// --context or the environment's kube_context, one API client for requests and a
+// factory of further clients for watches. The bearer token is masked in the log.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gates/status.h"
+#include "runner/context.h"
+#include "runner/kube/kube_api.h"
+#include "runner/kube/rest_config.h"
+#include "runner/report/job_log.h"
+
+namespace envgate {
+
+struct KubeTarget {
+    std::optional<std::string> kubeconfig;  // --kubeconfig
+    std::optional<std::string> context;     // --context or the environment's kube_context
+};
+
+struct KubeSession {
+    kube::RestConfig config;
+    std::unique_ptr<kube::KubeApi> api;
+    // Opens another connection to the same cluster (one per watch).
+    std::function<Result<std::unique_ptr<kube::KubeApi>>()> connect;
+};
+
+Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, JobLog& log);
+
+}  // namespace envgate
