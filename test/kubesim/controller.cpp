@@ -304,10 +304,13 @@ bool JobController::track_terminated(const json& job, const std::vector<json>& p
     return true;
 }
 
-int JobController::create_pods(const json& job, int active, int succeeded) {
+int JobController::create_pods(const json& job, int active, int succeeded, int terminating) {
     const json& spec = job["spec"];
     if (spec.value("suspend", false)) {
         return 0;
+    }
+    if (spec.contains("podFailurePolicy") || spec.value("podReplacementPolicy", "") == "Failed") {
+        active += terminating;
     }
     int want =
         std::min<int>(spec.value("parallelism", 1), spec.value("completions", 1) - succeeded);
@@ -412,7 +415,7 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     const json* success = find_true_condition(job, "SuccessCriteriaMet");
     // 4. Pods are (re)created while the Job is neither failing nor succeeding.
     if (target == nullptr && success == nullptr) {
-        active += create_pods(job, active, job["status"].value("succeeded", 0));
+        active += create_pods(job, active, job["status"].value("succeeded", 0), terminating);
     }
     bool uncounted_empty =
         job["status"].value("uncountedTerminatedPods", json::object()).empty() ||

@@ -44,7 +44,9 @@ class JobController {
     void delete_active(const json& job, const std::vector<json>& pods);
     // Counts terminated pods; true when it wrote anything.
     bool track_terminated(const json& job, const std::vector<json>& pods);
-    int create_pods(const json& job, int active, int succeeded);
+    // Creates the missing pods; returns how many. Pods still terminating take a slot
+    // when only failed pods are replaced (podFailurePolicy or podReplacementPolicy Failed).
+    int create_pods(const json& job, int active, int succeeded, int terminating);
     std::vector<json> pods_of(const json& job);
     Result<json> write_status(const json& job, const std::function<void(json&)>& fn);
     void remove_finalizer(const json& pod);
