@@ -60,6 +60,7 @@ include:
     inputs:
       generate_stage: plan
       trigger_stage: deploy
+      fetch_default_branch: false   # the origin of this test repository is not reachable
   - component: $CI_SERVER_FQDN/acme/envgate/unlock@$CI_COMMIT_SHA
     inputs:
       environment: staging
