@@ -3,6 +3,11 @@
 // from FakeClock), request shapes of each verb, and a bearer token that never leaks.
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
+#include <fstream>
+
+#include <Poco/TemporaryFile.h>
+
 #include "runner/kube/http_kube_api.h"
 #include "test/fakes/fake_clock.h"
 #include "test/kube/test_api_server.h"
@@ -226,6 +231,39 @@ BOOST_AUTO_TEST_CASE(bearer_token_never_appears_in_messages) {
             BOOST_TEST(message.find("[redacted]") != std::string::npos);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(exec_credentials_are_refreshed_once_after_a_401) {
+    // Given: an exec plugin that hands out token-1, then token-2; the server rejects the first.
+    const std::string dir = Poco::TemporaryFile::tempName() + "-exec";
+    std::filesystem::create_directories(dir);
+    const std::string script = dir + "/plugin.sh";
+    std::ofstream(script)
+        << "#!/bin/sh\necho x >> " << dir << "/runs\n"
+        << "n=$(wc -l < " << dir << "/runs)\n"
+        << "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+           "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"token-%s\"}}' $n\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    TestApiServer server;
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::RestConfig config;
+    config.server = server.url();
+    config.exec = kube::ExecConfig{"client.authentication.k8s.io/v1", script, {}, {}};
+    auto api = HttpKubeApi::create(config, clock);
+    BOOST_REQUIRE(api.is_ok());
+    server.push_json(401, status_body(401, "Unauthorized", "token expired"));
+    server.push_json(200, "{}");
+    server.push_json(200, "{}");
+    // When: two reads.
+    BOOST_TEST((*api)->get(k_lease).is_ok());
+    BOOST_TEST((*api)->get(k_lease).is_ok());
+    // Then: the 401 made the plugin run again, and the new token was cached.
+    const auto seen = server.requests();
+    BOOST_REQUIRE(seen.size() == 3u);
+    BOOST_TEST(seen[0].authorization == "Bearer token-1");
+    BOOST_TEST(seen[1].authorization == "Bearer token-2");
+    BOOST_TEST(seen[2].authorization == "Bearer token-2");
+    std::filesystem::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
