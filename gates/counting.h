@@ -1,0 +1,57 @@
+// How many attempts a Job has spent, counted the way the Job controller counts them
+// (spec/kubernetes-jobs.md §1.2): container restarts against backoffLimit, failed pods
+// against backoffLimit + 1. The one place that counts; everything else reads Attempts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gates/snapshot.h"
+#include "gates/verdict.h"
+
+namespace envgate::gates {
+
+inline constexpr const char* k_tracking_finalizer = "batch.kubernetes.io/job-tracking";
+inline constexpr int k_default_backoff_limit = 6;
+
+// a + b for non-negative counts, saturating at INT_MAX (API input can hold any int32).
+inline int sat_add(int a, int b) {
+    long long sum = static_cast<long long>(a) + b;
+    return sum > 2147483647LL ? 2147483647 : static_cast<int>(sum);
+}
+
+// True when the Job's spec.selector.matchLabels select `pod` (or, for a Job without
+// matchLabels, when the pod's controller ownerReference is the Job). Never by name alone.
+bool selects(const Job& job, const Pod& pod);
+std::vector<const Pod*> select_pods(const Job& job, const std::vector<Pod>& pods);
+
+// True when a podFailurePolicy rule with action Ignore is the first rule to match `pod`.
+bool ignored_by_policy(const Job& job, const Pod& pod);
+
+// The Job controller's isPodFailed: phase Failed, or (without podFailurePolicy or
+// podReplacementPolicy Failed) a deletionTimestamp on a pod that has not succeeded.
+bool is_pod_failed(const Job& job, const Pod& pod);
+
+// Failed runs of one container: restartCount, plus one while its newest run failed
+// and has not restarted yet (waiting after a failed run, or terminated non-zero).
+int failed_runs(const ContainerStatus& c);
+bool newest_run_failed(const ContainerStatus& c);
+
+// The key under which GateMemory::failed_runs remembers a container.
+std::string run_key(const Pod& pod, const ContainerStatus& c);
+
+struct Attempts {
+    bool restarts_apply = false;  // restartPolicy OnFailure
+    int restarts = 0;
+    int restart_limit = 0;  // max(backoffLimit, 1)
+    int failed_pods = 0;
+    int failed_pod_limit = 0;  // backoffLimit + 1
+    RunCounts failed_runs;     // memory's map merged with this snapshot's
+};
+
+// Counts the attempts of `job` from its selected `pods`. Per container the failed runs
+// are at least what `remembered` (GateMemory::failed_runs) holds, so a stale snapshot
+// never lowers a count; the merged map comes back in Attempts::failed_runs.
+Attempts count_attempts(const Job& job, const std::vector<const Pod*>& pods, RunCounts remembered);
+
+}  // namespace envgate::gates

@@ -1,0 +1,278 @@
+#include "gates/decode.h"
+
+#include "gates/decode_json.h"
+#include "gates/json_reader.h"
+
+namespace envgate::gates {
+namespace {
+
+using namespace json_read;
+
+Status read_kind(const json& j, const std::string& want) {
+    std::string kind;
+    TRY(read_string(j, "kind", "", kind));
+    if (!kind.empty() && kind != want) {
+        return {Code::invalid,
+                ".kind: expected \"" + want + "\", got \"" + kind.substr(0, 40) + "\""};
+    }
+    return Status::ok();
+}
+
+Status read_condition(const json& j, const std::string& p, Condition& c) {
+    TRY(expect_object(j, p));
+    TRY(read_string(j, "type", p, c.type));
+    TRY(read_string(j, "status", p, c.status));
+    TRY(read_string(j, "reason", p, c.reason));
+    TRY(read_string(j, "message", p, c.message));
+    TRY(read_time(j, "lastTransitionTime", p, c.last_transition_time));
+    return Status::ok();
+}
+
+Status read_conditions(const json& obj, const std::string& path, std::vector<Condition>& out) {
+    return read_array(obj, "conditions", path, [&](const json& item, const std::string& p) {
+        Condition c;
+        TRY(read_condition(item, p, c));
+        out.push_back(std::move(c));
+        return Status::ok();
+    });
+}
+
+Status read_state(const json& obj, std::string_view key, const std::string& path,
+                  ContainerState& s) {
+    const json* j = field(obj, key);
+    if (j == nullptr) {
+        return Status::ok();
+    }
+    std::string p = child(path, key);
+    TRY(expect_object(*j, p));
+    if (const json* w = field(*j, "waiting")) {
+        std::string wp = child(p, "waiting");
+        TRY(expect_object(*w, wp));
+        ContainerWaiting waiting;
+        TRY(read_string(*w, "reason", wp, waiting.reason));
+        TRY(read_string(*w, "message", wp, waiting.message));
+        s.waiting = waiting;
+    }
+    if (const json* r = field(*j, "running")) {
+        TRY(expect_object(*r, child(p, "running")));
+        s.running = true;
+    }
+    if (const json* t = field(*j, "terminated")) {
+        std::string tp = child(p, "terminated");
+        TRY(expect_object(*t, tp));
+        ContainerTerminated term;
+        TRY(read_int(*t, "exitCode", tp, term.exit_code));
+        TRY(read_string(*t, "reason", tp, term.reason));
+        TRY(read_string(*t, "message", tp, term.message));
+        TRY(read_time(*t, "finishedAt", tp, term.finished_at));
+        s.terminated = term;
+    }
+    return Status::ok();
+}
+
+Status read_container_statuses(const json& obj, std::string_view key, const std::string& path,
+                               std::vector<ContainerStatus>& out) {
+    return read_array(obj, key, path, [&](const json& item, const std::string& p) {
+        TRY(expect_object(item, p));
+        ContainerStatus c;
+        TRY(read_string(item, "name", p, c.name));
+        TRY(read_count(item, "restartCount", p, c.restart_count));
+        TRY(read_state(item, "state", p, c.state));
+        TRY(read_state(item, "lastState", p, c.last_state));
+        out.push_back(std::move(c));
+        return Status::ok();
+    });
+}
+
+Status read_owner(const json& meta, const std::string& path, std::string& owner_uid) {
+    return read_array(meta, "ownerReferences", path, [&](const json& item, const std::string& p) {
+        TRY(expect_object(item, p));
+        bool controller = false;
+        std::string uid;
+        TRY(read_bool(item, "controller", p, controller));
+        TRY(read_string(item, "uid", p, uid));
+        if (controller) {
+            owner_uid = uid;
+        }
+        return Status::ok();
+    });
+}
+
+Status read_pod(const json& j, const std::string& path, Pod& pod) {
+    TRY(expect_object(j, path));
+    if (const json* meta = field(j, "metadata")) {
+        std::string p = child(path, "metadata");
+        TRY(expect_object(*meta, p));
+        TRY(read_string(*meta, "name", p, pod.name));
+        TRY(read_string(*meta, "namespace", p, pod.namespace_));
+        TRY(read_string(*meta, "uid", p, pod.uid));
+        TRY(read_string_map(*meta, "labels", p, pod.labels));
+        TRY(read_string_list(*meta, "finalizers", p, pod.finalizers));
+        TRY(read_time(*meta, "deletionTimestamp", p, pod.deletion_timestamp));
+        TRY(read_owner(*meta, p, pod.owner_uid));
+    }
+    if (const json* st = field(j, "status")) {
+        std::string p = child(path, "status");
+        TRY(expect_object(*st, p));
+        TRY(read_string(*st, "phase", p, pod.phase));
+        TRY(read_string(*st, "reason", p, pod.reason));
+        TRY(read_string(*st, "message", p, pod.message));
+        TRY(read_conditions(*st, p, pod.conditions));
+        TRY(read_container_statuses(*st, "initContainerStatuses", p, pod.init_containers));
+        TRY(read_container_statuses(*st, "containerStatuses", p, pod.containers));
+    }
+    return Status::ok();
+}
+
+Status read_exit_rule(const json& j, const std::string& p, ExitCodeRule& rule) {
+    TRY(expect_object(j, p));
+    TRY(read_string(j, "containerName", p, rule.container_name));
+    TRY(read_string(j, "operator", p, rule.op));
+    return read_array(j, "values", p, [&](const json& item, const std::string& ip) {
+        if (!item.is_number_integer()) {
+            return type_error(ip, "an integer", item);
+        }
+        rule.values.push_back(item.get<int>());
+        return Status::ok();
+    });
+}
+
+Status read_failure_rule(const json& j, const std::string& p, PodFailureRule& rule) {
+    TRY(expect_object(j, p));
+    TRY(read_string(j, "action", p, rule.action));
+    if (const json* e = field(j, "onExitCodes")) {
+        rule.on_exit_codes.emplace();
+        TRY(read_exit_rule(*e, child(p, "onExitCodes"), *rule.on_exit_codes));
+    }
+    return read_array(j, "onPodConditions", p, [&](const json& item, const std::string& ip) {
+        TRY(expect_object(item, ip));
+        PodConditionPattern c;
+        TRY(read_string(item, "type", ip, c.type));
+        TRY(read_string(item, "status", ip, c.status));
+        rule.on_pod_conditions.push_back(std::move(c));
+        return Status::ok();
+    });
+}
+
+Status read_job_spec(const json& spec, const std::string& p, Job& job) {
+    TRY(expect_object(spec, p));
+    TRY(read_count(spec, "backoffLimit", p, job.backoff_limit));
+    TRY(read_string(spec, "podReplacementPolicy", p, job.pod_replacement_policy));
+    if (const json* sel = field(spec, "selector")) {
+        TRY(expect_object(*sel, child(p, "selector")));
+        TRY(read_string_map(*sel, "matchLabels", child(p, "selector"), job.selector));
+    }
+    if (const json* tmpl = field(spec, "template")) {
+        std::string tp = child(p, "template");
+        TRY(expect_object(*tmpl, tp));
+        if (const json* ps = field(*tmpl, "spec")) {
+            TRY(expect_object(*ps, child(tp, "spec")));
+            TRY(read_string(*ps, "restartPolicy", child(tp, "spec"), job.restart_policy));
+        }
+    }
+    if (const json* pfp = field(spec, "podFailurePolicy")) {
+        std::string pp = child(p, "podFailurePolicy");
+        TRY(expect_object(*pfp, pp));
+        job.pod_failure_policy.emplace();
+        Status s = read_array(*pfp, "rules", pp, [&](const json& item, const std::string& ip) {
+            PodFailureRule rule;
+            TRY(read_failure_rule(item, ip, rule));
+            job.pod_failure_policy->push_back(std::move(rule));
+            return Status::ok();
+        });
+        TRY(s);
+    }
+    return Status::ok();
+}
+
+Status read_job_status(const json& st, const std::string& p, Job& job) {
+    TRY(expect_object(st, p));
+    TRY(read_conditions(st, p, job.conditions));
+    TRY(read_count(st, "active", p, job.active));
+    TRY(read_count(st, "failed", p, job.failed));
+    TRY(read_count(st, "succeeded", p, job.succeeded));
+    if (const json* u = field(st, "uncountedTerminatedPods")) {
+        std::string up = child(p, "uncountedTerminatedPods");
+        TRY(expect_object(*u, up));
+        TRY(read_string_list(*u, "failed", up, job.uncounted_failed));
+    }
+    return Status::ok();
+}
+
+Status read_job(const json& j, Job& job) {
+    TRY(expect_object(j, ""));
+    TRY(read_kind(j, "Job"));
+    if (const json* meta = field(j, "metadata")) {
+        TRY(expect_object(*meta, ".metadata"));
+        TRY(read_string(*meta, "name", ".metadata", job.name));
+        TRY(read_string(*meta, "namespace", ".metadata", job.namespace_));
+        TRY(read_string(*meta, "uid", ".metadata", job.uid));
+        TRY(read_string_map(*meta, "annotations", ".metadata", job.annotations));
+    }
+    if (const json* spec = field(j, "spec")) {
+        TRY(read_job_spec(*spec, ".spec", job));
+    }
+    if (const json* st = field(j, "status")) {
+        TRY(read_job_status(*st, ".status", job));
+    }
+    return Status::ok();
+}
+
+Status with_source(const Status& s, std::string_view source) {
+    return s.is_ok() ? s : s.with_context(std::string(source));
+}
+
+}  // namespace
+
+Result<Job> decode_job(const nlohmann::json& j, std::string_view source) {
+    Job job;
+    TRY(with_source(read_job(j, job), source));
+    return job;
+}
+
+Result<Pod> decode_pod(const nlohmann::json& j, std::string_view source) {
+    Pod pod;
+    Status s = read_kind(j.is_object() ? j : json::object(), "Pod");
+    if (s.is_ok()) {
+        s = read_pod(j, "", pod);
+    }
+    TRY(with_source(s, source));
+    return pod;
+}
+
+Result<std::vector<Pod>> decode_pods(const nlohmann::json& j, std::string_view source) {
+    std::vector<Pod> pods;
+    auto each = [&](const json& item, const std::string& p) {
+        Pod pod;
+        TRY(read_pod(item, p, pod));
+        pods.push_back(std::move(pod));
+        return Status::ok();
+    };
+    Status s;
+    if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size() && s.is_ok(); ++i) {
+            s = each(j[i], element("", i));
+        }
+    } else if (j.is_object()) {
+        s = read_kind(j, "PodList");
+        if (s.is_ok()) {
+            s = read_array(j, "items", "", each);
+        }
+    } else {
+        s = type_error("", "a PodList or an array of pods", j);
+    }
+    TRY(with_source(s, source));
+    return pods;
+}
+
+Result<Job> decode_job(std::string_view text, std::string_view source) {
+    TRY_ASSIGN(json j, parse(text, source));
+    return decode_job(j, source);
+}
+
+Result<std::vector<Pod>> decode_pods(std::string_view text, std::string_view source) {
+    TRY_ASSIGN(json j, parse(text, source));
+    return decode_pods(j, source);
+}
+
+}  // namespace envgate::gates

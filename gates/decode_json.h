@@ -1,0 +1,18 @@
+// The JSON-value forms of gates/decode.h, for callers that already hold parsed JSON
+// (the Kubernetes client). Errors name `source` and the JSON path.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
+
+#include "gates/snapshot.h"
+#include "gates/status.h"
+
+namespace envgate::gates {
+
+Result<Job> decode_job(const nlohmann::json& j, std::string_view source);
+Result<Pod> decode_pod(const nlohmann::json& j, std::string_view source);
+Result<std::vector<Pod>> decode_pods(const nlohmann::json& j, std::string_view source);
+
+}  // namespace envgate::gates

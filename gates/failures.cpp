@@ -1,0 +1,269 @@
+#include "gates/failures.h"
+
+#include <algorithm>
+
+#include "gates/counting.h"
+
+namespace envgate::gates {
+namespace {
+
+using namespace std::string_view_literals;
+
+const Condition* find_condition(const std::vector<Condition>& list, std::string_view type) {
+    for (const Condition& c : list) {
+        if (c.type == type && c.status == "True"sv) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+bool job_is_ending(const Job& job) {
+    return find_condition(job.conditions, "FailureTarget") != nullptr ||
+           find_condition(job.conditions, "Failed") != nullptr;
+}
+
+// Exit codes of killed containers say how they were killed, not how the migration ended.
+bool exit_code_trusted(const ContainerTerminated& t, bool pod_disrupted) {
+    if (t.reason == "ContainerStatusUnknown"sv) {
+        return false;
+    }
+    return !(pod_disrupted && (t.exit_code == 137 || t.exit_code == 143));
+}
+
+// The newest failed run of a container: its current state, else its last state.
+const ContainerTerminated* failed_run(const ContainerStatus& c) {
+    if (c.state.terminated && c.state.terminated->exit_code != 0) {
+        return &*c.state.terminated;
+    }
+    if (c.last_state.terminated && c.last_state.terminated->exit_code != 0) {
+        return &*c.last_state.terminated;
+    }
+    return nullptr;
+}
+
+const ContainerStatus* first_failed_container(const Pod& pod) {
+    for (const auto* list : {&pod.containers, &pod.init_containers}) {
+        for (const ContainerStatus& c : *list) {
+            if (c.state.terminated && c.state.terminated->exit_code != 0) {
+                return &c;
+            }
+        }
+    }
+    return nullptr;
+}
+
+Failure pod_failure(const Pod& pod) {
+    const Condition* disruption = find_condition(pod.conditions, "DisruptionTarget");
+    const ContainerStatus* c = first_failed_container(pod);
+    Failure f;
+    f.pod = pod.name;
+    f.kind = FailureKind::pod;
+    if (c != nullptr) {
+        const ContainerTerminated& t = *c->state.terminated;
+        bool disrupted = disruption != nullptr || !pod.reason.empty() || pod.deletion_timestamp;
+        f.container = c->name;
+        f.exit_code = t.exit_code;
+        f.exit_code_trusted = exit_code_trusted(t, disrupted);
+        f.reason = t.reason;
+        f.message = t.message;
+        f.at = t.finished_at;
+    }
+    if (disruption != nullptr) {
+        f.reason = disruption->reason;
+        f.message = disruption->message;
+        f.at = disruption->last_transition_time ? disruption->last_transition_time : f.at;
+    } else if (!pod.reason.empty()) {
+        f.reason = pod.reason;
+        f.message = pod.message;
+    } else if (f.reason.empty()) {
+        f.reason = pod.deletion_timestamp ? "Deleted" : "Failed";
+        f.message = pod.message;
+    }
+    if (!f.at) {
+        f.at = pod.deletion_timestamp;
+    }
+    return f;
+}
+
+// When a pod failed as a whole: its disruption, else its failed container, else deletion.
+std::optional<TimePoint> pod_failure_time(const Pod& pod) {
+    const Condition* disruption = find_condition(pod.conditions, "DisruptionTarget");
+    if (disruption != nullptr && disruption->last_transition_time) {
+        return disruption->last_transition_time;
+    }
+    const ContainerStatus* c = first_failed_container(pod);
+    if (c != nullptr && c->state.terminated->finished_at) {
+        return c->state.terminated->finished_at;
+    }
+    return pod.deletion_timestamp;
+}
+
+// A failure found in a snapshot, before it is spelled out: the pod, and for a restart
+// the container whose newest failed run it is.
+struct Candidate {
+    const Pod* pod = nullptr;
+    const ContainerStatus* container = nullptr;
+    TimePoint at;
+};
+
+Failure restart_failure(const Pod& pod, const ContainerStatus& c) {
+    const ContainerTerminated& t = *failed_run(c);
+    return Failure{pod.name,  c.name,       FailureKind::restart,
+                   t.reason,  t.exit_code,  exit_code_trusted(t, false),
+                   t.message, t.finished_at};
+}
+
+void consider(Candidate& best, const Candidate& next) {
+    if (best.pod == nullptr || next.at >= best.at) {
+        best = next;
+    }
+}
+
+const char* pod_verb(const std::string& reason) {
+    if (reason == "PreemptionByScheduler"sv || reason == "PreemptionByKubeScheduler"sv ||
+        reason == "Preempting"sv) {
+        return "was preempted";
+    }
+    if (reason == "TerminationByKubelet"sv) {
+        return "was evicted by the kubelet";
+    }
+    if (reason == "Evicted"sv) {
+        return "was evicted";
+    }
+    if (reason == "EvictionByEvictionAPI"sv) {
+        return "was evicted through the Eviction API";
+    }
+    if (reason == "DeletionByTaintManager"sv || reason == "DeletionByDeviceTaintManager"sv) {
+        return "was deleted for a NoExecute taint";
+    }
+    if (reason == "DeletionByPodGC"sv) {
+        return "was deleted by PodGC";
+    }
+    if (reason == "Deleted"sv) {
+        return "was deleted";
+    }
+    return "failed";
+}
+
+std::string restart_text(const Failure& f) {
+    std::string code = std::to_string(f.exit_code.value_or(0));
+    std::string c = f.container.value_or("?");
+    if (!f.exit_code_trusted) {
+        return "container " + c + " was killed (" + f.reason + ", exit code " + code +
+               " is not the migration's own)";
+    }
+    std::string s = "container " + c + " exited " + code + " (" + f.reason + ")";
+    return s + (f.message.empty() ? ", no termination message" : ": " + f.message);
+}
+
+}  // namespace
+
+std::string shell_quote(std::string_view text) {
+    bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+    });
+    if (plain) {
+        return std::string(text);
+    }
+    std::string out = "'";
+    for (char ch : text) {
+        out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    }
+    return out + "'";
+}
+
+std::string logs_command(const std::string& ns, const std::string& job,
+                         const std::string& container) {
+    return "kubectl -n " + shell_quote(ns) + " logs " + "job/" + shell_quote(job) + " -c " +
+           shell_quote(container) + " --previous";
+}
+
+std::string describe_command(const std::string& ns, const std::string& job) {
+    return "kubectl -n " + shell_quote(ns) + " describe " + "job/" + shell_quote(job);
+}
+
+std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
+                                      TimePoint now) {
+    Candidate best;
+    bool ending = job_is_ending(job);
+    for (const Pod* pod : pods) {
+        if (is_pod_failed(job, *pod) && !ignored_by_policy(job, *pod)) {
+            bool own = pod->phase == "Failed"sv ||
+                       find_condition(pod->conditions, "DisruptionTarget") != nullptr;
+            if (own || !ending) {
+                consider(best, {pod, nullptr, pod_failure_time(*pod).value_or(now)});
+                continue;
+            }
+        }
+        if (job.restart_policy != "OnFailure"sv || pod->phase == "Failed"sv) {
+            continue;
+        }
+        for (const auto* list : {&pod->init_containers, &pod->containers}) {
+            for (const ContainerStatus& c : *list) {
+                if (const ContainerTerminated* t = failed_run(c)) {
+                    consider(best, {pod, &c, t->finished_at.value_or(now)});
+                }
+            }
+        }
+    }
+    if (best.pod == nullptr) {
+        return std::nullopt;
+    }
+    Failure out = best.container != nullptr ? restart_failure(*best.pod, *best.container)
+                                            : pod_failure(*best.pod);
+    out.at = best.at;
+    return out;
+}
+
+std::string describe_failure(const Failure& f) {
+    if (f.kind == FailureKind::restart) {
+        return restart_text(f);
+    }
+    std::string s = "pod " + f.pod + " " + pod_verb(f.reason) + " (" + f.reason + ")";
+    std::string_view msg = f.message;
+    while (!msg.empty() && (msg.back() == ' ' || msg.back() == '\n')) {
+        msg.remove_suffix(1);
+    }
+    s += msg.empty() ? ", no message" : ": " + std::string(msg);
+    if (f.container && f.exit_code) {
+        std::string code = std::to_string(*f.exit_code);
+        s += f.exit_code_trusted ? "; container " + *f.container + " exited " + code
+                                 : "; container " + *f.container + " exit code " + code +
+                                       " comes from the kill, not from the migration";
+    }
+    return s;
+}
+
+std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods) {
+    std::vector<std::string> out;
+    for (const Pod* pod : pods) {
+        if (pod->phase != "Pending"sv && pod->phase != "Running"sv) {
+            continue;
+        }
+        for (const Condition& c : pod->conditions) {
+            if (c.type == "PodScheduled"sv && c.status == "False"sv) {
+                out.push_back("pod " + pod->name + " is not scheduled: " + c.reason +
+                              (c.message.empty() ? "" : ": " + c.message));
+            }
+        }
+        for (const auto* list : {&pod->init_containers, &pod->containers}) {
+            for (const ContainerStatus& c : *list) {
+                if (!c.state.waiting) {
+                    continue;
+                }
+                const std::string& r = c.state.waiting->reason;
+                if (r.empty() || r == "CrashLoopBackOff"sv || r == "ContainerCreating"sv ||
+                    r == "PodInitializing"sv) {
+                    continue;
+                }
+                const std::string& m = c.state.waiting->message;
+                out.push_back("pod " + pod->name + " container " + c.name + " is waiting: " + r +
+                              (m.empty() ? "" : ": " + m));
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace envgate::gates

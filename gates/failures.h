@@ -1,0 +1,36 @@
+// Finding and describing failed runs in a snapshot: the newest failure (a container run
+// that failed in place, or a pod that failed as a whole), its text for people, the
+// kubectl command that shows more, and why pods that fail nothing are still waiting.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gates/snapshot.h"
+#include "gates/verdict.h"
+
+namespace envgate::gates {
+
+// `text` as one shell word: unchanged when it holds only [a-z0-9.-], else single-quoted.
+std::string shell_quote(std::string_view text);
+
+std::string logs_command(const std::string& ns, const std::string& job,
+                         const std::string& container);
+std::string describe_command(const std::string& ns, const std::string& job);
+
+// The newest failure visible in `pods` (already selected for `job`). Failures without a
+// timestamp count as seen at `now`. Pods the controller deletes because the Job is
+// failing are not failures of their own.
+std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
+                                      TimePoint now);
+
+// "container migrations exited 1 (Error): PG::..." or "pod P was preempted (...): ...".
+std::string describe_failure(const Failure& failure);
+
+// Why nothing runs: "pod P: container C waiting: ImagePullBackOff: ...", unschedulable
+// pods. Crash loops are not listed: they are counted as failures.
+std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods);
+
+}  // namespace envgate::gates

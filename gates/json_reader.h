@@ -1,0 +1,70 @@
+// Reading typed fields out of nlohmann::json with the JSON path in every error, shared
+// by the decoders of gates/ (snapshots, memory). Absent or null fields leave the target
+// unchanged; a field of the wrong type is a Code::invalid Status, never an exception.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gates/status.h"
+#include "gates/time.h"
+
+namespace envgate::gates::json_read {
+
+using nlohmann::json;
+
+std::string child(const std::string& path, std::string_view key);
+std::string element(const std::string& path, std::size_t index);
+
+// "`path`: expected `want`, got <type of `got`>".
+Status type_error(const std::string& path, const char* want, const json& got);
+Status expect_object(const json& j, const std::string& path);
+
+// The field `key` of `obj`, or nullptr when it is absent or null. REQUIRES: obj is an object.
+const json* field(const json& obj, std::string_view key);
+
+Status read_string(const json& obj, std::string_view key, const std::string& path,
+                   std::string& out);
+Status read_string(const json& obj, std::string_view key, const std::string& path,
+                   std::optional<std::string>& out);
+Status read_int(const json& obj, std::string_view key, const std::string& path, int& out);
+Status read_int(const json& obj, std::string_view key, const std::string& path,
+                std::optional<int>& out);
+// As read_int, and rejects negative values (counters, limits).
+Status read_count(const json& obj, std::string_view key, const std::string& path, int& out);
+Status read_count(const json& obj, std::string_view key, const std::string& path,
+                  std::optional<int>& out);
+Status read_bool(const json& obj, std::string_view key, const std::string& path, bool& out);
+Status read_time(const json& obj, std::string_view key, const std::string& path,
+                 std::optional<TimePoint>& out);
+Status read_string_map(const json& obj, std::string_view key, const std::string& path,
+                       std::map<std::string, std::string>& out);
+Status read_string_list(const json& obj, std::string_view key, const std::string& path,
+                        std::vector<std::string>& out);
+
+// Calls `each(item, item_path)` for every element of the array `key`; stops at the
+// first error. An absent or null field is an empty array.
+template <typename F>
+Status read_array(const json& obj, std::string_view key, const std::string& path, F&& each) {
+    const json* a = field(obj, key);
+    if (a == nullptr) {
+        return Status::ok();
+    }
+    std::string p = child(path, key);
+    if (!a->is_array()) {
+        return type_error(p, "an array", *a);
+    }
+    for (std::size_t i = 0; i < a->size(); ++i) {
+        TRY(each((*a)[i], element(p, i)));
+    }
+    return Status::ok();
+}
+
+// Parses `text`, converting nlohmann's parse errors into a Status naming `source`.
+Result<json> parse(std::string_view text, std::string_view source);
+
+}  // namespace envgate::gates::json_read

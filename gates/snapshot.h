@@ -1,0 +1,103 @@
+// Typed snapshots of a Kubernetes Job and its pods: only the fields the gate reads.
+// gates/decode.h fills them from API JSON; tests may build them by hand. Absent
+// optional fields stay empty, as Kubernetes omits empty values.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/time.h"
+
+namespace envgate::gates {
+
+using Labels = std::map<std::string, std::string>;
+
+// A Job or pod condition (`status.conditions[]`).
+struct Condition {
+    std::string type;
+    std::string status;  // "True", "False", "Unknown"
+    std::string reason;
+    std::string message;
+    std::optional<TimePoint> last_transition_time;
+};
+
+struct ContainerWaiting {
+    std::string reason;
+    std::string message;
+};
+
+struct ContainerTerminated {
+    int exit_code = 0;
+    std::string reason;
+    std::string message;
+    std::optional<TimePoint> finished_at;
+};
+
+// One of `state` / `lastState`: at most one of waiting, running, terminated.
+struct ContainerState {
+    std::optional<ContainerWaiting> waiting;
+    bool running = false;
+    std::optional<ContainerTerminated> terminated;
+};
+
+struct ContainerStatus {
+    std::string name;
+    int restart_count = 0;
+    ContainerState state;
+    ContainerState last_state;
+};
+
+struct Pod {
+    std::string name;
+    std::string namespace_;
+    std::string uid;
+    Labels labels;
+    std::vector<std::string> finalizers;
+    std::string owner_uid;  // the controller ownerReference's uid, if any
+    std::optional<TimePoint> deletion_timestamp;
+    std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+    std::string reason;
+    std::string message;
+    std::vector<Condition> conditions;
+    std::vector<ContainerStatus> init_containers;  // sidecars included
+    std::vector<ContainerStatus> containers;
+};
+
+// `spec.podFailurePolicy.rules[]`: only what decides whether a failed pod counts.
+struct ExitCodeRule {
+    std::optional<std::string> container_name;
+    std::string op;  // In, NotIn
+    std::vector<int> values;
+};
+
+struct PodConditionPattern {
+    std::string type;
+    std::string status = "True";
+};
+
+struct PodFailureRule {
+    std::string action;  // FailJob, Ignore, Count, FailIndex
+    std::optional<ExitCodeRule> on_exit_codes;
+    std::vector<PodConditionPattern> on_pod_conditions;
+};
+
+struct Job {
+    std::string name;
+    std::string namespace_;
+    std::string uid;
+    std::map<std::string, std::string> annotations;
+    std::optional<int> backoff_limit;  // missing means the default, 6
+    Labels selector;                   // spec.selector.matchLabels
+    std::string restart_policy;        // spec.template.spec.restartPolicy
+    std::optional<std::string> pod_replacement_policy;
+    std::optional<std::vector<PodFailureRule>> pod_failure_policy;
+    std::vector<Condition> conditions;
+    int active = 0;
+    int failed = 0;
+    int succeeded = 0;
+    std::vector<std::string> uncounted_failed;  // status.uncountedTerminatedPods.failed
+};
+
+}  // namespace envgate::gates

@@ -1,0 +1,103 @@
+// What a gate decides from one snapshot (Verdict), and what it must remember between
+// passes and processes so each failure is counted and announced exactly once
+// (GateMemory). Plain values: gates/verdict_json.h and gates/memory_json.h encode them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "gates/time.h"
+
+namespace envgate::gates {
+
+enum class FailureKind { restart, pod };
+
+// Failed runs seen per "pod-uid/container" (hashed: it is looked up once per container
+// on every pass).
+using RunCounts = std::unordered_map<std::string, int>;
+
+// One failed run: a container run that failed in place (restart), or a pod that
+// failed as a whole (evicted, preempted, deleted, or its container failed under Never).
+struct Failure {
+    std::string pod;
+    std::optional<std::string> container;
+    FailureKind kind = FailureKind::restart;
+    std::string reason;
+    std::optional<int> exit_code;
+    // False for exit codes of evicted or killed containers (137 ContainerStatusUnknown,
+    // 143): they come from the kill, not from the migration.
+    bool exit_code_trusted = true;
+    std::string message;
+    std::optional<TimePoint> at;
+
+    bool operator==(const Failure&) const = default;
+};
+
+// Survives between passes (process memory) and processes (Job annotations).
+struct GateMemory {
+    std::string job_uid;  // the Job this memory belongs to; another Job starts afresh
+    std::string job_namespace;
+    std::string job_name;
+    int observed_failures = 0;  // highest count of failed runs + failed pods seen
+    int restarts = 0;           // highest restart count seen
+    int failed_pods = 0;        // highest failed-pod count seen
+    // Failed runs seen per "pod-uid/container" (exactly-once across snapshots).
+    RunCounts failed_runs;
+    bool failure_recorded = false;  // the *Failed event was recorded
+    bool completed = false;         // the Job was seen Complete / SuccessCriteriaMet
+    std::optional<Failure> last_failure;
+
+    bool operator==(const GateMemory&) const = default;
+};
+
+enum class Phase { upgrading, failed, succeeded };
+enum class State { running, retrying, failing, failed, succeeded };
+
+const char* phase_name(Phase phase);  // "Upgrading", "Failed", "Succeeded"
+const char* state_name(State state);  // "running", ...
+
+struct Progressing {
+    bool status = true;
+    std::string reason;
+    std::string message;
+
+    bool operator==(const Progressing&) const = default;
+};
+
+struct Counts {
+    int restarts = 0;
+    int restart_limit = 0;
+    int failed_pods = 0;
+    int failed_pod_limit = 0;
+    // The count nearer its limit: failed attempt number, its limit, attempts left.
+    int attempt = 0;
+    int limit = 0;
+    int left = 0;
+    FailureKind nearer = FailureKind::restart;  // which count attempt/limit/left describe
+
+    bool operator==(const Counts&) const = default;
+};
+
+struct Event {
+    std::string type = "Warning";
+    std::string reason;
+    std::string message;
+
+    bool operator==(const Event&) const = default;
+};
+
+struct Verdict {
+    Phase phase = Phase::upgrading;
+    State state = State::running;
+    Progressing progressing;
+    Counts counts;
+    std::optional<Failure> last_failure;
+    std::optional<std::string> command;
+    std::optional<Event> event;  // at most one event to record on the Job
+    GateMemory memory;           // the memory to keep for the next pass
+
+    bool operator==(const Verdict&) const = default;
+};
+
+}  // namespace envgate::gates

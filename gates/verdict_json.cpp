@@ -1,0 +1,54 @@
+#include "gates/verdict_json.h"
+
+#include "gates/memory_json.h"
+
+namespace envgate::gates {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json last_failure_json(const std::optional<Failure>& f) {
+    if (!f) {
+        return nullptr;
+    }
+    return {{"pod", f->pod},
+            {"container", f->container ? json(*f->container) : json(nullptr)},
+            {"kind", f->kind == FailureKind::pod ? "pod" : "restart"},
+            {"reason", f->reason},
+            {"exit_code", f->exit_code ? json(*f->exit_code) : json(nullptr)},
+            {"message", f->message}};
+}
+
+json counts_json(const Counts& c) {
+    return {{"restarts", c.restarts},
+            {"restart_limit", c.restart_limit},
+            {"failed_pods", c.failed_pods},
+            {"failed_pod_limit", c.failed_pod_limit},
+            {"attempt", c.attempt},
+            {"limit", c.limit},
+            {"left", c.left}};
+}
+
+}  // namespace
+
+std::string encode_verdict(Gate gate, const Verdict& v) {
+    json j = json::object();
+    j["gate"] = names(gate).name;
+    j["phase"] = phase_name(v.phase);
+    j["state"] = state_name(v.state);
+    j["progressing"] = {{"status", v.progressing.status ? "True" : "False"},
+                        {"reason", v.progressing.reason},
+                        {"message", v.progressing.message}};
+    j["counts"] = counts_json(v.counts);
+    j["last_failure"] = last_failure_json(v.last_failure);
+    j["command"] = v.command ? json(*v.command) : json(nullptr);
+    j["event"] = v.event ? json{{"type", v.event->type},
+                                {"reason", v.event->reason},
+                                {"message", v.event->message}}
+                         : json(nullptr);
+    // Re-read as ordered JSON: memory_to_json builds a (key-sorted) nlohmann::json.
+    j["memory"] = json::parse(memory_to_json(v.memory).dump());
+    return j.dump(2, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace envgate::gates

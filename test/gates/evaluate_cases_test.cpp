@@ -1,0 +1,528 @@
+// Given one snapshot of a Job, its pods and the gate's memory, then the verdict follows
+// spec/gates.md: state and reason per gate, counts against the controller's limits, the
+// last failure, the kubectl command and at most one event. One named case per rule.
+#include <boost/test/unit_test.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/evaluate.h"
+#include "test/gates/builders.h"
+
+using namespace envgate::gates;
+using namespace envgate::gates::test;
+
+namespace {
+
+struct Input {
+    Gate gate = Gate::pre_migrations;
+    std::optional<Job> job = {};
+    std::vector<Pod> pods = {};
+    GateMemory memory = {};
+};
+
+struct Want {
+    State state;
+    std::string reason;  // Progressing reason
+    std::optional<int> restarts = {};
+    std::optional<int> failed_pods = {};
+    std::optional<int> attempt = {};
+    std::optional<int> limit = {};
+    std::optional<int> left = {};
+    std::optional<std::string> event = {};    // event reason; "" means no event
+    std::optional<std::string> command = {};  // exact command; "" means null
+    std::string message_has = {};             // substring of the Progressing message
+    std::string failure_reason = {};          // last failure reason; "" means none
+};
+
+struct Case {
+    const char* name;
+    Input input;
+    Want want;
+};
+
+Pod crashing(const std::string& name, int restarts) {
+    return with_containers(pod(name), {crashloop("migrations", restarts)});
+}
+
+Pod evicted(const std::string& name) {
+    Pod p = with_containers(pod(name, "Failed"),
+                            {terminated("migrations", term(137, "ContainerStatusUnknown", ""))});
+    p.reason = "Evicted";
+    p.message = "The node was low on resource: memory.";
+    return disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
+}
+
+Job failed_job(Job j, const char* reason = "BackoffLimitExceeded",
+               const char* message = "Job has reached the specified backoff limit") {
+    return with_condition(std::move(j), cond("Failed", reason, message));
+}
+
+GateMemory remembered(int runs) {
+    GateMemory m;
+    m.job_uid = "job-uid";
+    m.job_namespace = "gitlab";
+    m.job_name = "mig";
+    m.observed_failures = runs;
+    m.restarts = runs;
+    m.failed_runs = {{"p-uid/migrations", runs}};
+    return m;
+}
+
+Job with_policy(Job j, std::vector<PodFailureRule> rules) {
+    j.pod_failure_policy = std::move(rules);
+    j.pod_replacement_policy = "Failed";
+    return j;
+}
+
+const char* k_logs = "kubectl -n gitlab logs job/mig -c migrations --previous";
+const char* k_describe = "kubectl -n gitlab describe job/mig";
+
+std::vector<Case> cases() {
+    const Job on_failure = job();
+    const Job never = job("Never");
+    PodFailureRule ignore_disruption{"Ignore", std::nullopt, {{"DisruptionTarget", "True"}}};
+    PodFailureRule ignore_137{"Ignore", ExitCodeRule{"migrations", "In", {137}}, {}};
+    Pod other_job = crashing("other", 3);
+    other_job.labels["batch.kubernetes.io/controller-uid"] = "older-job-uid";
+    other_job.owner_uid = "older-job-uid";
+    Pod other_ns = crashing("p", 3);
+    other_ns.namespace_ = "elsewhere";
+    Job odd = on_failure;
+    odd.namespace_ = "Team_A";
+    odd.name = "mig'1";
+    Pod odd_pod = with_containers(pod("p"), {crashloop("Migrate DB", 0)});
+    odd_pod.namespace_ = "Team_A";
+    Job no_selector = on_failure;
+    no_selector.selector.clear();
+    Job uncounted = never;
+    uncounted.failed = 1;
+    uncounted.uncounted_failed = {"p2-uid"};
+    Pod pending_unschedulable = pod("p", "Pending");
+    pending_unschedulable.conditions.push_back(cond(
+        "PodScheduled", "Unschedulable", "0/3 nodes are available: 3 Insufficient cpu.", "False"));
+    GateMemory completed;
+    completed.completed = true;
+    completed.job_namespace = "gitlab";
+    completed.job_name = "mig";
+    GateMemory recorded = remembered(2);
+    recorded.failure_recorded = true;
+    Job failed_once = never;
+    failed_once.failed = 6;
+    return {
+        {"running_while_pod_runs_without_failure",
+         {.job = on_failure, .pods = {with_containers(pod("p"), {running("migrations")})}},
+         {.state = State::running,
+          .reason = "RunningPreMigrations",
+          .restarts = 0,
+          .attempt = 0,
+          .left = 6,
+          .event = "",
+          .command = ""}},
+        {"running_names_image_pull_backoff",
+         {.job = on_failure,
+          .pods = {with_containers(pod("p", "Pending"),
+                                   {waiting("migrations", "ImagePullBackOff",
+                                            "Back-off pulling image \"toolbox:v0\"")})}},
+         {.state = State::running,
+          .reason = "RunningPreMigrations",
+          .command = k_describe,
+          .message_has = "ImagePullBackOff: Back-off pulling image"}},
+        {"running_names_create_container_config_error",
+         {.job = on_failure,
+          .pods = {with_containers(
+              pod("p", "Pending"),
+              {waiting("migrations", "CreateContainerConfigError", "secret \"db\" not found")})}},
+         {.state = State::running,
+          .reason = "RunningPreMigrations",
+          .command = k_describe,
+          .message_has = "CreateContainerConfigError: secret \"db\" not found"}},
+        {"running_names_unschedulable_pending_pod",
+         {.job = on_failure, .pods = {pending_unschedulable}},
+         {.state = State::running,
+          .reason = "RunningPreMigrations",
+          .command = k_describe,
+          .message_has = "not scheduled: Unschedulable: 0/3 nodes"}},
+        {"running_without_pods_points_at_failed_create_events",
+         {.job = on_failure},
+         {.state = State::running, .reason = "RunningPreMigrations", .message_has = "no pod yet"}},
+        {"counts_crash_loop_one_ahead_of_the_controller",
+         {.job = on_failure, .pods = {crashing("p", 1)}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 2,
+          .attempt = 2,
+          .limit = 6,
+          .left = 4,
+          .event = "MigrationsRetrying",
+          .command = k_logs,
+          .message_has = "attempt 2 of 6 failed, 4 left: container migrations exited 1 (Error): "
+                         "boom",
+          .failure_reason = "Error"}},
+        {"counts_running_restarted_container_without_extra_run",
+         {.job = on_failure, .pods = {with_containers(pod("p"), {running("migrations", 2)})}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 2,
+          .event = "MigrationsRetrying",
+          .command = k_logs}},
+        {"counts_terminated_nonzero_run_before_its_restart",
+         {.job = on_failure,
+          .pods = {with_containers(pod("p"), {terminated("migrations", term(2))})}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 1,
+          .event = "MigrationsRetrying",
+          .command = k_logs}},
+        {"counts_init_container_crash_loop",
+         {.job = on_failure,
+          .pods = {with_containers(pod("p", "Pending"),
+                                   {waiting("migrations", "PodInitializing", "")},
+                                   {crashloop("configure", 1)})}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 2,
+          .event = "MigrationsRetrying",
+          .command = "kubectl -n gitlab logs job/mig -c configure --previous"}},
+        {"counts_sidecar_restarts_like_init_containers",
+         {.job = on_failure,
+          .pods = {with_containers(pod("p"), {running("migrations")}, {running("proxy", 3)})}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 3,
+          .command = "kubectl -n gitlab logs job/mig -c proxy --previous"}},
+        {"ignores_restarts_under_never_and_counts_the_failed_pod",
+         {.job = never,
+          .pods = {with_containers(pod("p", "Failed"), {terminated("migrations", term(1))})}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 0,
+          .failed_pods = 1,
+          .attempt = 1,
+          .limit = 7,
+          .left = 6,
+          .event = "MigrationsRetrying",
+          .command = k_describe,
+          .message_has = "pod 1 of 7 failed, 6 left: pod p failed (Error)",
+          .failure_reason = "Error"}},
+        {"missing_backoff_limit_means_six",
+         {.job = job("OnFailure", std::nullopt), .pods = {crashing("p", 0)}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 1,
+          .attempt = 1,
+          .limit = 6,
+          .left = 5,
+          .event = "MigrationsRetrying"}},
+        {"backoff_limit_zero_allows_one_failed_run",
+         {.job = job("OnFailure", 0), .pods = {crashing("p", 0)}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 1,
+          .attempt = 1,
+          .limit = 1,
+          .left = 0,
+          .event = "MigrationsRetrying",
+          .command = k_logs}},
+        {"backoff_limit_one_budgets_restarts_like_zero",
+         {.job = job("OnFailure", 1), .pods = {crashing("p", 0)}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 1,
+          .attempt = 1,
+          .limit = 1,
+          .left = 0}},
+        {"failed_pods_nearer_their_limit_are_reported",
+         {.job =
+              [&] {
+                  Job j = on_failure;
+                  j.failed = 6;
+                  return j;
+              }(),
+          .pods = {crashing("p", 0)}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 1,
+          .failed_pods = 6,
+          .attempt = 6,
+          .limit = 7,
+          .left = 1}},
+        {"evicted_pod_is_a_pod_retry_with_untrusted_exit_code",
+         {.job = never, .pods = {evicted("p")}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .failed_pods = 1,
+          .attempt = 1,
+          .limit = 7,
+          .left = 6,
+          .event = "MigrationsRetrying",
+          .command = k_describe,
+          .message_has = "exit code 137 comes from the kill, not from the migration",
+          .failure_reason = "TerminationByKubelet"}},
+        {"evicted_pod_without_status_reason_is_classified_by_its_condition",
+         {.job = never, .pods = {[] {
+                            Pod p = evicted("p");
+                            p.reason.clear();
+                            return p;
+                        }()}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .failed_pods = 1,
+          .message_has = "was evicted by the kubelet (TerminationByKubelet)",
+          .failure_reason = "TerminationByKubelet"}},
+        {"deleted_pod_with_finalizer_counts_at_once",
+         {.job = never,
+          .pods = {disrupted(deleting(with_containers(pod("p"), {running("migrations")})),
+                             "EvictionByEvictionAPI", "Eviction API: evicting")}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .failed_pods = 1,
+          .event = "MigrationsRetrying",
+          .command = k_describe,
+          .message_has = "was evicted through the Eviction API",
+          .failure_reason = "EvictionByEvictionAPI"}},
+        {"deleted_pod_without_disruption_condition_is_reported_deleted",
+         {.job = never, .pods = {deleting(with_containers(pod("p"), {running("migrations")}))}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .failed_pods = 1,
+          .message_has = "pod p was deleted (Deleted)",
+          .failure_reason = "Deleted"}},
+        {"uncounted_failed_pods_count_once",
+         {.job = uncounted,
+          .pods = {with_containers(pod("p2", "Failed"), {terminated("migrations", term(1))})}},
+         {.state = State::retrying, .reason = "RetryingPreMigrations", .failed_pods = 2}},
+        {"failed_pod_without_finalizer_is_already_in_status_failed",
+         {.job =
+              [&] {
+                  Job j = never;
+                  j.failed = 1;
+                  return j;
+              }(),
+          .pods = {[] {
+              Pod p = with_containers(pod("p", "Failed"), {terminated("migrations", term(1))});
+              p.finalizers.clear();
+              return p;
+          }()}},
+         {.state = State::retrying, .reason = "RetryingPreMigrations", .failed_pods = 1}},
+        {"pod_failure_policy_ignore_on_disruption_leaves_pod_out",
+         {.job = with_policy(never, {ignore_disruption}), .pods = {evicted("p")}},
+         {.state = State::running, .reason = "RunningPreMigrations", .failed_pods = 0}},
+        {"pod_failure_policy_ignore_on_exit_code_leaves_pod_out",
+         {.job = with_policy(never, {ignore_137}),
+          .pods = {with_containers(pod("p", "Failed"), {terminated("migrations", term(137))})}},
+         {.state = State::running, .reason = "RunningPreMigrations", .failed_pods = 0}},
+        {"pod_failure_policy_counts_failures_no_rule_ignores",
+         {.job = with_policy(never, {ignore_137}),
+          .pods = {with_containers(pod("p", "Failed"), {terminated("migrations", term(1))})}},
+         {.state = State::retrying, .reason = "RetryingPreMigrations", .failed_pods = 1}},
+        {"pod_failure_policy_counts_terminating_pod_only_once_failed",
+         {.job = with_policy(never, {ignore_137}),
+          .pods = {deleting(with_containers(pod("p"), {running("migrations")}))}},
+         {.state = State::running, .reason = "RunningPreMigrations", .failed_pods = 0}},
+        {"fail_job_rule_ends_through_failure_target",
+         {.job = with_condition(with_policy(never, {}),
+                                cond("FailureTarget", "PodFailurePolicy",
+                                     "Container migrations for pod gitlab/p failed with exit "
+                                     "code 42 matching FailJob rule at index 0")),
+          .pods = {with_containers(pod("p", "Failed"), {terminated("migrations", term(42))})}},
+         {.state = State::failing,
+          .reason = "RunningPreMigrations",
+          .event = "",
+          .command = k_describe,
+          .message_has = "is failing: PodFailurePolicy: Container migrations for pod gitlab/p"}},
+        {"failure_target_is_failing_and_records_no_event",
+         {.job = with_condition(on_failure, cond("FailureTarget", "BackoffLimitExceeded",
+                                                 "Job has reached the specified backoff limit")),
+          .pods = {deleting(with_containers(pod("p"), {running("migrations", 6)}))}},
+         {.state = State::failing,
+          .reason = "RunningPreMigrations",
+          .restarts = 6,
+          .attempt = 6,
+          .left = 0,
+          .command = k_logs,
+          .message_has = "is failing: BackoffLimitExceeded",
+          .failure_reason = "Error"}},
+        {"failed_condition_fails_the_gate_once",
+         {.job = failed_job(on_failure), .memory = remembered(6)},
+         {.state = State::failed,
+          .reason = "MigrationsJobFailed",
+          .restarts = 6,
+          .event = "MigrationsFailed",
+          .command = k_describe,
+          .message_has = "A change to the Job spec reruns the gate with a new Job."}},
+        {"failed_after_recorded_failure_records_no_second_event",
+         {.job = failed_job(on_failure), .memory = recorded},
+         {.state = State::failed,
+          .reason = "MigrationsJobFailed",
+          .event = "",
+          .command = k_describe}},
+        {"failed_condition_with_status_false_is_not_a_failure",
+         {.job = with_condition(on_failure, cond("Failed", "X", "", "False")),
+          .pods = {with_containers(pod("p"), {running("migrations")})}},
+         {.state = State::running, .reason = "RunningPreMigrations"}},
+        {"deadline_exceeded_is_terminal",
+         {.job = failed_job(on_failure, "DeadlineExceeded",
+                            "Job was active longer than specified deadline")},
+         {.state = State::failed,
+          .reason = "MigrationsJobFailed",
+          .event = "MigrationsFailed",
+          .message_has =
+              "failed: DeadlineExceeded: Job was active longer than specified deadline"}},
+        {"complete_condition_succeeds",
+         {.job = with_condition(on_failure, cond("Complete"))},
+         {.state = State::succeeded,
+          .reason = "PreMigrationsComplete",
+          .event = "",
+          .command = ""}},
+        {"success_criteria_met_succeeds_before_complete",
+         {.job = with_condition(on_failure, cond("SuccessCriteriaMet", "CompletionsReached"))},
+         {.state = State::succeeded, .reason = "PreMigrationsComplete"}},
+        {"job_deleted_while_waiting_fails_with_job_deleted",
+         {.job = std::nullopt, .memory = remembered(2)},
+         {.state = State::failed,
+          .reason = "JobDeleted",
+          .event = "MigrationsFailed",
+          .message_has = "was deleted before it completed (JobDeleted)"}},
+        {"job_deleted_after_it_completed_stays_succeeded",
+         {.job = std::nullopt, .memory = completed},
+         {.state = State::succeeded, .reason = "PreMigrationsComplete"}},
+        {"quotes_odd_names_for_the_shell",
+         {.job = odd, .pods = {odd_pod}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .command = "kubectl -n 'Team_A' logs job/'mig'\\''1' -c 'Migrate DB' --previous"}},
+        {"pods_of_another_job_with_the_same_name_are_not_selected",
+         {.job = on_failure, .pods = {other_job}},
+         {.state = State::running, .reason = "RunningPreMigrations", .restarts = 0}},
+        {"pods_of_another_namespace_are_not_selected",
+         {.job = on_failure, .pods = {other_ns}},
+         {.state = State::running, .reason = "RunningPreMigrations", .restarts = 0}},
+        {"job_without_match_labels_selects_by_owner_reference",
+         {.job = no_selector, .pods = {crashing("p", 1), other_job}},
+         {.state = State::retrying, .reason = "RetryingPreMigrations", .restarts = 2}},
+        {"remembered_failures_record_no_event_again",
+         {.job = on_failure, .pods = {crashing("p", 1)}, .memory = remembered(2)},
+         {.state = State::retrying, .reason = "RetryingPreMigrations", .restarts = 2, .event = ""}},
+        {"post_migrations_gate_uses_its_reasons",
+         {.gate = Gate::post_migrations, .job = on_failure, .pods = {crashing("p", 0)}},
+         {.state = State::retrying,
+          .reason = "RetryingPostMigrations",
+          .event = "MigrationsRetrying"}},
+        {"post_migrations_running_reason",
+         {.gate = Gate::post_migrations, .job = on_failure},
+         {.state = State::running, .reason = "RunningPostMigrations"}},
+        {"batched_check_gate_uses_its_retry_reasons",
+         {.gate = Gate::batched_migrations_check, .job = on_failure, .pods = {crashing("p", 0)}},
+         {.state = State::retrying,
+          .reason = "RetryingBatchedMigrationsCheck",
+          .event = "BatchedMigrationsCheckRetrying"}},
+        {"batched_check_gate_uses_its_failed_reasons",
+         {.gate = Gate::batched_migrations_check, .job = failed_job(on_failure)},
+         {.state = State::failed,
+          .reason = "BatchedMigrationsCheckFailed",
+          .event = "BatchedMigrationsCheckFailed"}},
+        {"preemption_reason_of_1_26_is_a_preemption",
+         {.job = never,
+          .pods = {disrupted(deleting(with_containers(pod("p"), {running("migrations")})),
+                             "PreemptionByKubeScheduler",
+                             "Kube-scheduler: preempting to accommodate a higher priority pod")}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .failed_pods = 1,
+          .message_has = "was preempted (PreemptionByKubeScheduler)",
+          .failure_reason = "PreemptionByKubeScheduler"}},
+        {"oom_killed_restart_keeps_its_exit_code",
+         {.job = on_failure, .pods = {with_containers(pod("p"), {[] {
+                                                          ContainerStatus c =
+                                                              crashloop("migrations", 0, 137);
+                                                          c.last_state.terminated->reason =
+                                                              "OOMKilled";
+                                                          return c;
+                                                      }()})}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .message_has = "exited 137 (OOMKilled)",
+          .failure_reason = "OOMKilled"}},
+        {"sigterm_of_a_preempted_container_is_not_trusted",
+         {.job = never,
+          .pods = {disrupted(
+              with_containers(pod("p", "Failed"), {terminated("migrations", term(143))}),
+              "PreemptionByScheduler", "default-scheduler: preempting")}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .message_has = "exit code 143 comes from the kill",
+          .failure_reason = "PreemptionByScheduler"}},
+        {"many_failed_pods_with_never_policy_stay_retrying_until_failed",
+         {.job = failed_once},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .failed_pods = 6,
+          .attempt = 6,
+          .limit = 7,
+          .left = 1,
+          .event = "MigrationsRetrying"}},
+    };
+}
+
+void check(const Verdict& v, const Want& w) {
+    BOOST_TEST(state_name(v.state) == state_name(w.state));
+    BOOST_TEST(v.progressing.reason == w.reason);
+    BOOST_TEST(v.progressing.status == (w.state != State::failed));
+    BOOST_TEST((v.phase == Phase::failed) == (w.state == State::failed));
+    BOOST_TEST((v.phase == Phase::succeeded) == (w.state == State::succeeded));
+    if (w.restarts) {
+        BOOST_TEST(v.counts.restarts == *w.restarts);
+    }
+    if (w.failed_pods) {
+        BOOST_TEST(v.counts.failed_pods == *w.failed_pods);
+    }
+    if (w.attempt) {
+        BOOST_TEST(v.counts.attempt == *w.attempt);
+    }
+    if (w.limit) {
+        BOOST_TEST(v.counts.limit == *w.limit);
+    }
+    if (w.left) {
+        BOOST_TEST(v.counts.left == *w.left);
+    }
+    if (w.event) {
+        BOOST_TEST((v.event ? v.event->reason : std::string()) == *w.event);
+    }
+    if (v.event) {
+        BOOST_TEST(v.event->type == "Warning");
+        BOOST_TEST(v.event->message == v.progressing.message);
+    }
+    if (w.command) {
+        BOOST_TEST(v.command.value_or("") == *w.command);
+    }
+    BOOST_TEST(v.progressing.message.find(w.message_has) != std::string::npos,
+               v.progressing.message);
+    if (!w.failure_reason.empty()) {
+        BOOST_REQUIRE(v.last_failure);
+        BOOST_TEST(v.last_failure->reason == w.failure_reason);
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gate_cases_suite)
+
+// Given each named snapshot, then its verdict is the one the rule names; evaluating it
+// again with the returned memory changes nothing and records no event.
+BOOST_AUTO_TEST_CASE(verdicts_follow_the_gate_rules) {
+    std::vector<Case> all = cases();
+    BOOST_TEST(all.size() >= 30u);
+    for (const Case& c : all) {
+        BOOST_TEST_CONTEXT(c.name) {
+            Verdict v = evaluate(c.input.gate, c.input.job, c.input.pods, c.input.memory, k_now);
+            check(v, c.want);
+            Verdict again = evaluate(c.input.gate, c.input.job, c.input.pods, v.memory, k_now);
+            BOOST_TEST(!again.event);
+            BOOST_TEST((again.memory == v.memory));
+            BOOST_TEST((again.counts == v.counts));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

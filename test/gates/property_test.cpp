@@ -1,0 +1,237 @@
+// Given random but seeded histories of one Job (crash loops, evictions, preemptions, the
+// controller's finalizer bookkeeping, then FailureTarget and Failed), observed in random
+// order-preserving samples with repeats and skips and with envgate restarting (memory
+// reloaded from the Job annotations), then no count goes down, each rise of the failed
+// count records exactly one Retrying event, a failure exactly one Failed event, and
+// evaluating any snapshot twice changes nothing.
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gates/evaluate.h"
+#include "gates/memory_json.h"
+#include "test/gates/builders.h"
+
+using namespace envgate::gates;
+using namespace envgate::gates::test;
+
+namespace {
+
+struct Snapshot {
+    Job job;
+    std::vector<Pod> pods;
+    int pod_failures = 0;  // pods that left Pending/Running so far (their restarts leave the sum)
+};
+
+class JobSim {
+  public:
+    JobSim(unsigned seed, bool on_failure)
+        : m_rng(seed), m_job(job(on_failure ? "OnFailure" : "Never", seed % 4)) {
+        m_pods.push_back(new_pod());
+    }
+
+    std::vector<Snapshot> history(int steps) {
+        std::vector<Snapshot> out{{m_job, m_pods, m_failures}};
+        for (int i = 0; i < steps && !m_done; ++i) {
+            step();
+            out.push_back({m_job, m_pods, m_failures});
+        }
+        return out;
+    }
+
+  private:
+    Pod new_pod() {
+        std::string name = "p" + std::to_string(m_next++);
+        return with_containers(pod(name), {running("migrations")});
+    }
+
+    Pod* active() {
+        for (Pod& p : m_pods) {
+            if (p.phase == "Running" && !p.deletion_timestamp) {
+                return &p;
+            }
+        }
+        return nullptr;
+    }
+
+    void crash_or_restart(Pod& p) {
+        ContainerStatus& c = p.containers[0];
+        if (m_job.restart_policy == "Never") {
+            c = terminated("migrations", term(1));
+            p.phase = "Failed";
+            ++m_failures;
+        } else if (c.state.running) {
+            c = crashloop("migrations", c.restart_count);
+        } else {
+            c = running("migrations", c.restart_count + 1);
+        }
+    }
+
+    void disrupt(Pod& p) {
+        if (m_rng() % 2 == 0) {
+            ++m_failures;
+            p = disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
+            p.phase = "Failed";
+            p.reason = "Evicted";
+        } else {
+            p = deleting(disrupted(p, "PreemptionByScheduler", "default-scheduler: preempting"));
+        }
+    }
+
+    // The controller: finalizer -> uncounted -> status.failed, then the pod may go.
+    void account() {
+        for (Pod& p : m_pods) {
+            bool failed = p.phase == "Failed" || p.deletion_timestamp;
+            auto& u = m_job.uncounted_failed;
+            if (!failed || p.finalizers.empty()) {
+                continue;
+            }
+            if (std::find(u.begin(), u.end(), p.uid) == u.end()) {
+                u.push_back(p.uid);
+                return;
+            }
+            p.finalizers.clear();
+            u.erase(std::find(u.begin(), u.end(), p.uid));
+            ++m_job.failed;
+            return;
+        }
+        m_failures += static_cast<int>(std::erase_if(
+            m_pods, [](const Pod& p) { return p.deletion_timestamp && p.finalizers.empty(); }));
+        if (active() == nullptr && !m_ending) {
+            m_pods.push_back(new_pod());
+        }
+    }
+
+    bool past_limit() {
+        int limit = *m_job.backoff_limit;
+        int restarts = 0;
+        for (const Pod& p : m_pods) {
+            if (p.phase == "Running" && m_job.restart_policy == "OnFailure") {
+                restarts += p.containers[0].restart_count;
+            }
+        }
+        int failed = m_job.failed + static_cast<int>(m_job.uncounted_failed.size());
+        for (const Pod& p : m_pods) {
+            bool counted = std::find(m_job.uncounted_failed.begin(), m_job.uncounted_failed.end(),
+                                     p.uid) != m_job.uncounted_failed.end();
+            failed +=
+                (p.phase == "Failed" || p.deletion_timestamp) && !p.finalizers.empty() && !counted;
+        }
+        return failed > limit || (limit == 0 ? restarts > 0 : restarts >= limit);
+    }
+
+    void end_step() {
+        if (!m_ending) {
+            m_ending = true;
+            m_job.conditions.push_back(cond("FailureTarget", "BackoffLimitExceeded", "limit"));
+            for (Pod& p : m_pods) {
+                if (p.phase == "Running") {
+                    p = deleting(p);
+                }
+            }
+        } else if (!m_job.uncounted_failed.empty() ||
+                   std::any_of(m_pods.begin(), m_pods.end(),
+                               [](const Pod& p) { return !p.finalizers.empty(); })) {
+            account();
+        } else {
+            m_failures += static_cast<int>(std::erase_if(
+                m_pods, [](const Pod& p) { return p.deletion_timestamp.has_value(); }));
+            m_job.conditions.push_back(cond("Failed", "BackoffLimitExceeded", "limit"));
+            m_done = true;
+        }
+    }
+
+    void step() {
+        if (m_ending || past_limit()) {
+            end_step();
+            return;
+        }
+        unsigned r = m_rng() % 10;
+        Pod* p = active();
+        if (r < 5 && p != nullptr) {
+            crash_or_restart(*p);
+        } else if (r < 7 && p != nullptr) {
+            disrupt(*p);
+        } else {
+            account();
+        }
+    }
+
+    std::mt19937 m_rng;
+    Job m_job;
+    std::vector<Pod> m_pods;
+    int m_next = 0;
+    int m_failures = 0;
+    bool m_ending = false;
+    bool m_done = false;
+};
+
+// An order-preserving sample of `n` indices into a history, with repeats and skips.
+std::vector<std::size_t> sample(std::mt19937& rng, std::size_t size, std::size_t n) {
+    std::vector<std::size_t> idx(n);
+    for (std::size_t& i : idx) {
+        i = rng() % size;
+    }
+    std::sort(idx.begin(), idx.end());
+    idx.push_back(size - 1);
+    return idx;
+}
+
+void check_sequence(const std::vector<Snapshot>& h, const std::vector<std::size_t>& idx,
+                    std::mt19937& rng) {
+    GateMemory memory;
+    std::optional<Verdict> prev;
+    int prev_failures = 0;
+    int failed_events = 0;
+    for (std::size_t i : idx) {
+        const Snapshot& s = h[i];
+        Verdict v = evaluate(Gate::pre_migrations, s.job, s.pods, memory, k_now);
+        bool rose = v.memory.observed_failures > memory.observed_failures;
+        bool retry_event = v.event && v.event->reason == "MigrationsRetrying";
+        BOOST_TEST(retry_event == (rose && v.state == State::retrying));
+        failed_events += v.event && v.event->reason == "MigrationsFailed";
+        if (prev) {
+            BOOST_TEST(v.memory.observed_failures >= prev->memory.observed_failures);
+            BOOST_TEST(v.counts.failed_pods >= prev->counts.failed_pods);
+            if (s.pod_failures == prev_failures) {
+                BOOST_TEST(v.counts.restarts >= prev->counts.restarts);
+            }
+        }
+        Verdict again = evaluate(Gate::pre_migrations, s.job, s.pods, v.memory, k_now);
+        BOOST_TEST(!again.event);
+        BOOST_TEST((again.memory == v.memory));
+        BOOST_TEST((again.counts == v.counts));
+        BOOST_TEST((again.last_failure == v.last_failure));
+        memory = v.memory;
+        if (rng() % 4 == 0) {  // envgate restarted: memory comes back from the annotations
+            memory = *memory_from_annotations(memory_annotations(memory));
+        }
+        prev = v;
+        prev_failures = s.pod_failures;
+    }
+    bool ends_failed = prev && prev->state == State::failed;
+    BOOST_TEST(failed_events == (ends_failed ? 1 : 0));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gate_property_suite)
+
+BOOST_AUTO_TEST_CASE(random_histories_never_lower_counts_and_record_each_rise_once) {
+    std::mt19937 rng(20250529);
+    int failed_histories = 0;
+    for (unsigned seed = 1; seed <= 300; ++seed) {
+        std::vector<Snapshot> h = JobSim(seed, seed % 3 != 0).history(60);
+        failed_histories += h.back().job.conditions.size() == 2;
+        for (int round = 0; round < 3; ++round) {
+            BOOST_TEST_CONTEXT("seed " << seed << " round " << round) {
+                check_sequence(h, sample(rng, h.size(), 1 + rng() % 25), rng);
+            }
+        }
+    }
+    BOOST_TEST(failed_histories > 100);  // the histories do reach Failed
+}
+
+BOOST_AUTO_TEST_SUITE_END()
