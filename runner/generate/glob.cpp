@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace envgate {
@@ -156,6 +157,10 @@ bool glob_match(std::string_view pattern, std::string_view path) {
     }
     while (pattern.starts_with('/')) {
         pattern.remove_prefix(1);
+    }
+    if (pattern.ends_with('/')) {  // a folder: everything below it
+        std::string below = std::string(pattern) + "**";
+        return Matcher(below, path).match(0, 0);
     }
     return Matcher(pattern, path).match(0, 0);
 }

@@ -15,7 +15,8 @@ namespace envgate {
 //   `*` matches any run of characters except '/'; `?` one character except '/';
 //   `[...]` one character (never '/') from the class, `[!...]`/`[^...]` negated,
 //   `a-z` ranges; `\x` matches `x` literally. A leading "/" or "./" in the pattern
-//   is ignored. An unclosed '[' is matched literally.
+//   is ignored; a trailing '/' means everything below that folder (as `/**`). An
+//   unclosed '[' is matched literally.
 bool glob_match(std::string_view pattern, std::string_view path);
 
 }  // namespace envgate

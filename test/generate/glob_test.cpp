@@ -77,7 +77,11 @@ const Case k_cases[] = {
     // empty pieces
     {"", "", true},
     {"", "a", false},
-    {"a/", "a/", true},
+    // a trailing '/' is the folder's content
+    {"releases/gstg/", "releases/gstg/values.yaml", true},
+    {"releases/gstg/", "releases/gstg/a/b", true},
+    {"releases/gstg/", "releases/gstg", false},
+    {"releases/gstg/", "releases/gstg-canary/x", false},
     // many stars stay fast and correct
     {"*a*a*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
     {"**/**/**/**/**/z", "a/b/c/d/e/f/g/h/i/j/y", false},
