@@ -2,6 +2,8 @@
 # kubectl is the referee: drives the real kubectl against a fresh kubesim (plain HTTP,
 # or TLS with the generated CA and bearer token when $2 is "tls") through the
 # scenarios of the kubesim issue. Exits non-zero with the first failed check.
+# --time-scale 0.5 keeps the 10 s CrashLoopBackOff window at 5 s: room for two kubectl
+# calls on a loaded machine.
 set -euo pipefail
 BIN=$1
 MODE=${2:-plain}
@@ -34,7 +36,7 @@ wait_for() {
 
 TLS_FLAG=()
 [[ $MODE == tls ]] && TLS_FLAG=(--tls)
-"$BIN" --port 0 --write-kubeconfig "$TMP/kubeconfig" --time-scale 0.3 "${TLS_FLAG[@]}" \
+"$BIN" --port 0 --write-kubeconfig "$TMP/kubeconfig" --time-scale 0.5 "${TLS_FLAG[@]}" \
     >"$TMP/port" 2>"$TMP/kubesim.log" &
 PID=$!
 wait_for 30 "kubesim to print its port" test -s "$TMP/port"
@@ -132,6 +134,14 @@ grep -q 'AlreadyExists' "$TMP/create2.txt" || fail "second create: $(cat "$TMP/c
 jq '.spec.holderIdentity = "pipeline-2"' "$TMP/lease-v2.json" >"$TMP/lease-v3.json"
 "${K[@]}" replace -f "$TMP/lease-v3.json" >/dev/null || fail "replace with the current resourceVersion"
 pass "Lease: stale replace -> Conflict, second create -> AlreadyExists, fresh replace ok"
+
+"$BIN" ctl fail --code 503 --verb get --resource leases --count 1 >/dev/null || fail "ctl fail"
+if "${K[@]}" get lease envgate-lock >"$TMP/503.txt" 2>&1; then fail "injected 503 not seen"; fi
+grep -q 'ServiceUnavailable' "$TMP/503.txt" || fail "503: $(cat "$TMP/503.txt")"
+"${K[@]}" get lease envgate-lock >/dev/null || fail "get lease after the fault"
+"$BIN" ctl counters >"$TMP/counters.json" || fail "ctl counters"
+[[ $(jq '.requests["get leases"]' "$TMP/counters.json") -ge 2 ]] || fail "counters: $(cat "$TMP/counters.json")"
+pass "kubesim ctl: an injected 503 reaches kubectl once; counters count it"
 
 "${K[@]}" delete job crash ok >/dev/null || fail "delete jobs"
 "${K[@]}" delete lease envgate-lock >/dev/null || fail "delete lease"
