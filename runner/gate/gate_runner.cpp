@@ -85,13 +85,13 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         TRY_ASSIGN(auto list,
                    m_api.list(kube::pods(id.namespace_), {label_selector(selector), ""}));
         for (const auto& item : list.items) {
-            TRY_ASSIGN(gates::Pod pod, gates::decode_pod(item, "pod"));
+            TRY_ASSIGN(gates::Pod pod, gates::decode_pod_json(item, "pod"));
             pods.push_back(std::move(pod));
         }
     }
     std::optional<gates::Job> decoded;
     if (pass.job) {
-        TRY_ASSIGN(decoded, gates::decode_job(*pass.job, "job " + id.name));
+        TRY_ASSIGN(decoded, gates::decode_job_json(*pass.job, "job " + id.name));
     }
     pass.verdict = gates::evaluate(settings.gate, decoded, pods, memory, m_clock.now());
     return pass;

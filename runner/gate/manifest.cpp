@@ -193,8 +193,21 @@ Result<std::string> expand_variables(const std::string& text, const std::string&
     return out;
 }
 
-Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& getenv) {
+Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& process_env) {
     TRY_ASSIGN(YAML::Node doc, find_job(in));
+    // envgate's own variables describe this gate; the rest come from the process.
+    Getenv getenv = [&](const std::string& name) -> std::optional<std::string> {
+        if (name == "ENVGATE_ENV") {
+            return in.environment;
+        }
+        if (name == "ENVGATE_GATE") {
+            return in.gate;
+        }
+        if (name == "ENVGATE_NAMESPACE") {
+            return in.namespace_;
+        }
+        return process_env(name);
+    };
     Converter converter{in, getenv};
     TRY_ASSIGN(json job, converter.convert(doc, ""));
     std::string api_version =

@@ -45,6 +45,7 @@ Result<std::string> expand_variables(const std::string& text, const std::string&
                                      const Getenv& getenv);
 
 // Parses, expands, validates (kind Job, batch/v1, a name), names and labels.
+// ENVGATE_ENV, ENVGATE_GATE and ENVGATE_NAMESPACE expand to this gate's values.
 Result<RenderedJob> render_job_manifest(const ManifestInput& input, const Getenv& getenv);
 
 }  // namespace envgate

@@ -1,5 +1,6 @@
 #include "runner/kube/http_kube_api.h"
 
+#include <Poco/Exception.h>
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
@@ -76,6 +77,18 @@ Attempt HttpKubeApi::attempt(const HttpRequest& request, std::string& body) {
     return out;
 }
 
+namespace {
+
+// Closes a session's socket; a second abort (ours and cancel_watches') is harmless.
+void abort_quietly(Poco::Net::HTTPClientSession& session) {
+    try {
+        session.abort();
+    } catch (const Poco::Exception&) {
+    }
+}
+
+}  // namespace
+
 Status HttpKubeApi::cancelled_status(const std::string& what) const {
     return Status(Code::cancelled, what + ": cancelled");
 }
@@ -84,7 +97,7 @@ void HttpKubeApi::cancel_watches() {
     std::lock_guard lock(m_cancel_mutex);
     m_cancelled = true;
     if (m_watch_session != nullptr) {
-        m_watch_session->abort();
+        abort_quietly(*m_watch_session);
     }
 }
 
@@ -97,8 +110,13 @@ Result<std::string> HttpKubeApi::call(const HttpRequest& request) {
     }
     std::string body;
     const TimePoint deadline = m_clock.now() + m_options.retry.max_elapsed;
-    std::lock_guard lock(m_random_mutex);
-    Status status = retry_transient(m_clock, m_random, m_options.retry, deadline,
+    std::uint64_t seed = 0;
+    {
+        std::lock_guard lock(m_random_mutex);
+        seed = static_cast<std::uint64_t>(m_random.uniform() * 9.0e18);
+    }
+    Random random(seed);
+    Status status = retry_transient(m_clock, random, m_options.retry, deadline,
                                     [&] { return attempt(request, body); });
     if (!status.is_ok()) {
         return Status(status.code(), m_transport->scrub(status.message()));
@@ -209,16 +227,27 @@ Status HttpKubeApi::watch(const ResourceRef& collection, const WatchOptions& opt
     {
         std::lock_guard lock(m_cancel_mutex);
         if (m_cancelled) {
-            stream->session->abort();
+            abort_quietly(*stream->session);
             return cancelled_status("WATCH " + what);
         }
         m_watch_session = stream->session.get();
     }
-    Status status = read_watch_stream(*stream->body, what, on_event);
-    stream->session->abort();  // a stopped watch must not drain the rest of the stream
+    Status status;
+    try {
+        status = read_watch_stream(*stream->body, what, on_event);
+    } catch (const std::exception& e) {
+        // A reset connection, a receive timeout, or our own cancel_watches() aborting it.
+        status = Status(Code::transient, "WATCH " + what + ": the stream broke: " + e.what());
+    }
+    {
+        // A stopped watch must not drain the rest of the stream. Under the lock, so
+        // that cancel_watches() never aborts a session being destroyed.
+        std::lock_guard lock(m_cancel_mutex);
+        abort_quietly(*stream->session);
+        m_watch_session = nullptr;
+    }
     {
         std::lock_guard lock(m_cancel_mutex);
-        m_watch_session = nullptr;
         if (m_cancelled) {
             return cancelled_status("WATCH " + what);
         }

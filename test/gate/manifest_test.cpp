@@ -41,7 +41,8 @@ ManifestInput input(const std::string& text) {
     return {text, "jobs/pre.yaml", "gprd", "pre-migrations", "gitlab", "1234"};
 }
 
-const Getenv k_env = env_of({{"CI_COMMIT_SHORT_SHA", "abc123"}, {"ENVGATE_ENV", "gprd"}});
+// ENVGATE_ENV comes from the input, not from the process.
+const Getenv k_env = env_of({{"CI_COMMIT_SHORT_SHA", "abc123"}, {"ENVGATE_ENV", "wrong"}});
 
 }  // namespace
 
@@ -71,8 +72,8 @@ BOOST_AUTO_TEST_CASE(renders_names_and_labels_the_job) {
 BOOST_AUTO_TEST_CASE(same_spec_same_name_changed_spec_new_name) {
     auto a = render_job_manifest(input(k_job), k_env);
     auto b = render_job_manifest(input(k_job), k_env);
-    auto other_image = render_job_manifest(
-        input(k_job), env_of({{"CI_COMMIT_SHORT_SHA", "def456"}, {"ENVGATE_ENV", "gprd"}}));
+    auto other_image =
+        render_job_manifest(input(k_job), env_of({{"CI_COMMIT_SHORT_SHA", "def456"}}));
     ManifestInput other_env = input(k_job);
     other_env.environment = "gstg";
     auto c = render_job_manifest(other_env, k_env);

@@ -1,0 +1,80 @@
+#include "runner/cmd_run.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <ostream>
+
+#include "runner/config.h"
+#include "runner/exit_status.h"
+#include "runner/report/render.h"
+#include "runner/run/upgrade.h"
+
+namespace envgate {
+namespace {
+
+Result<UpgradeSettings> settings_from(const RunOptions& o) {
+    UpgradeSettings s;
+    s.holder = o.holder;
+    s.no_wait = o.no_wait;
+    s.kubeconfig = o.kubeconfig;
+    if (o.on_cancel != "leave" && o.on_cancel != "delete") {
+        return Status(Code::invalid, "--on-cancel \"" + o.on_cancel + "\": leave or delete");
+    }
+    s.delete_jobs_on_cancel = o.on_cancel == "delete";
+    if (o.wait_timeout) {
+        auto d = parse_duration(*o.wait_timeout);
+        if (!d) {
+            return Status(Code::invalid, "--wait-timeout \"" + *o.wait_timeout +
+                                             "\": not a duration (90s, 30m, 2h)");
+        }
+        s.wait_timeout = *d;
+    }
+    auto poll = parse_duration(o.poll_interval);
+    if (!poll || poll->count() <= 0) {
+        return Status(Code::invalid,
+                      "--poll-interval \"" + o.poll_interval + "\": not a duration (5s)");
+    }
+    s.poll_interval = *poll;
+    return s;
+}
+
+}  // namespace
+
+int run_run(const RunOptions& o, Context& ctx) {
+    auto settings = settings_from(o);
+    if (!settings) {
+        ctx.err << "envgate run: " << settings.status().message() << "\n";
+        return k_exit_usage;
+    }
+    auto config = load_config(o.config);
+    if (!config) {
+        ctx.err << config.status().message() << "\n";
+        return k_exit_usage;
+    }
+    const Environment* env = config->find_environment(o.environment);
+    if (env == nullptr) {
+        ctx.err << "envgate run: " << o.config << ": no environment \"" << o.environment << "\"\n";
+        return k_exit_usage;
+    }
+    JobLog log(ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(1) != 0));
+    PosixProcessRunner processes;
+    Upgrade upgrade(*config, *env, ctx, log, processes, *settings);
+    std::string section = "envgate_run_" + env->name;
+    log.section_start(section, "envgate run " + env->name);
+    int code = upgrade.run();
+    log.section_end(section);
+    Status written = write_reports(o.report_dir, upgrade.report());
+    if (!written.is_ok()) {
+        ctx.err << "envgate run: reports not written: " << written.message() << "\n";
+    } else {
+        ctx.out << "reports: " << std::filesystem::absolute(o.report_dir).string()
+                << " (junit.xml, summary.md, summary.html, envgate.env, annotations.json, "
+                   "run.json)\n";
+    }
+    ctx.out << "envgate run " << env->name << ": " << run_result_name(upgrade.report().result)
+            << " (exit " << code << ")\n";
+    return code;
+}
+
+}  // namespace envgate

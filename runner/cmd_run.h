@@ -1,0 +1,26 @@
+// `envgate run`: the whole upgrade of one environment in one CI job, then the
+// reports of spec/reports.md, written whatever the outcome.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runner/context.h"
+
+namespace envgate {
+
+struct RunOptions {
+    std::string environment;
+    std::string config = "envgate.yml";
+    std::string report_dir = "envgate-report";
+    std::optional<std::string> holder;
+    std::optional<std::string> wait_timeout;
+    bool no_wait = false;
+    std::string on_cancel = "leave";
+    std::optional<std::string> kubeconfig;
+    std::string poll_interval = "5s";
+};
+
+int run_run(const RunOptions& options, Context& ctx);
+
+}  // namespace envgate

@@ -1,0 +1,86 @@
+// The upgrade of one environment, in the order of spec/gates.md: lock -> diff ->
+// pre-migrations -> deploy -> post-migrations -> batched-migrations-check -> qa
+// (under the global qa lock) -> release. A step starts only after the one before it
+// succeeded; a failure or a cancellation applies the environment's failure policy.
+// Everything it did lands in a RunReport, whatever the outcome.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "locks/heartbeat.h"
+#include "locks/lock_manager.h"
+#include "runner/cmd_lock.h"
+#include "runner/config.h"
+#include "runner/context.h"
+#include "runner/gate/manifest.h"
+#include "runner/kube_session.h"
+#include "runner/report/job_log.h"
+#include "runner/report/run_report.h"
+#include "runner/step_runner.h"
+
+namespace envgate {
+
+struct UpgradeSettings {
+    std::optional<std::string> holder;  // --holder outside CI
+    std::optional<Duration> wait_timeout;
+    bool no_wait = false;
+    bool delete_jobs_on_cancel = false;
+    std::optional<std::string> kubeconfig;
+    Duration poll_interval = std::chrono::seconds(5);
+};
+
+class Upgrade {
+  public:
+    Upgrade(const Config& config, const Environment& env, Context& ctx, JobLog& log,
+            ProcessRunner& processes, UpgradeSettings settings);
+
+    // Runs the whole upgrade and returns the exit status. Bad manifests and an
+    // unreachable cluster end it (2, 4) before any lock is touched.
+    int run();
+    const RunReport& report() const { return m_report; }
+
+  private:
+    struct Planned {
+        std::string name;
+        bool gate = false;
+        std::string command;             // steps
+        std::optional<RenderedJob> job;  // gates
+        std::string file;
+        Duration timeout{};
+    };
+    int plan();
+    int lock();
+    int run_steps();
+    int run_planned(const Planned& p, StepReport& step);
+    int run_shell_step(const Planned& p, StepReport& step);
+    int run_gate(const Planned& p, StepReport& step);
+    int run_qa(const Planned& p, StepReport& step);
+    void renew_step(const std::string& step);
+    void settle(int exit_code);
+    void fill_lock_report(const locks::LockRecord& record);
+    StepReport& add_step(const std::string& name, const std::string& kind, const std::string& file);
+
+    const Config& m_config;
+    const Environment& m_env;
+    Context& m_ctx;
+    JobLog& m_log;
+    ProcessRunner& m_processes;
+    UpgradeSettings m_settings;
+    RunReport m_report;
+    std::vector<Planned> m_plan;
+    std::optional<KubeSession> m_kube;
+    std::optional<LockTarget> m_lock;
+    locks::Holder m_me;
+    std::unique_ptr<locks::LockManager> m_manager;
+    bool m_holding = false;
+    // Renews the environment lock every lease_duration / 3 through its own store.
+    std::optional<LockTarget> m_beat_lock;
+    std::unique_ptr<locks::LockManager> m_beat_manager;
+    std::unique_ptr<locks::Heartbeat> m_heartbeat;
+    void start_heartbeat();
+};
+
+}  // namespace envgate
