@@ -225,102 +225,6 @@ void handle_write(Context& ctx, const ApiRequest& req, HTTPServerRequest& reques
     send_json(resp, 200, to_api(*req.info, *result));
 }
 
-Result<DeleteOptions> delete_options(const ApiRequest& req, const std::string& body) {
-    DeleteOptions opts;
-    json o = json::object();
-    if (!body.empty()) {
-        TRY_ASSIGN(o, parse_json(body));
-    }
-    if (o.contains("gracePeriodSeconds")) {
-        opts.grace_seconds = o["gracePeriodSeconds"].get<int64_t>();
-    } else if (req.query.count("gracePeriodSeconds") != 0) {
-        opts.grace_seconds = std::stoll(req.query.at("gracePeriodSeconds"));
-    }
-    opts.propagation = o.value("propagationPolicy", "");
-    if (opts.propagation.empty() && req.query.count("propagationPolicy") != 0) {
-        opts.propagation = req.query.at("propagationPolicy");
-    }
-    if (o.contains("preconditions")) {
-        opts.precondition_rv = o["preconditions"].value("resourceVersion", "");
-        opts.precondition_uid = o["preconditions"].value("uid", "");
-    }
-    return opts;
-}
-
-void orphan_dependents(Store& store, const std::string& ns, const std::string& uid) {
-    auto pods = store.list("pods", ns, nullptr, nullptr);
-    for (const auto& pod : pods) {
-        const json& meta = pod["metadata"];
-        json refs = meta.value("ownerReferences", json::array());
-        json kept = json::array();
-        for (const auto& r : refs) {
-            if (r.value("uid", "") != uid) {
-                kept.push_back(r);
-            }
-        }
-        if (kept.size() != refs.size()) {
-            (void)store.mutate("pods", ns, meta.value("name", ""), "", [&](json& p) {
-                p["metadata"]["ownerReferences"] = kept;
-                return Status::ok();
-            });
-        }
-    }
-}
-
-void handle_delete(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
-                   HTTPServerResponse& resp) {
-    auto opts = delete_options(req, read_body(request));
-    if (!opts) {
-        send_error(resp, opts.status(), nullptr, "");
-        return;
-    }
-    if (opts->propagation == "Orphan") {
-        auto obj = ctx.store.get(req.info->storage, req.ns, req.name);
-        if (obj) {
-            orphan_dependents(ctx.store, req.ns, (*obj)["metadata"].value("uid", ""));
-        }
-    }
-    auto result = delete_object(ctx.store, req.info->storage, req.ns, req.name, *opts);
-    if (!result) {
-        send_error(resp, result.status(), req.info, req.name);
-        return;
-    }
-    bool gone = !ctx.store.get(req.info->storage, req.ns, req.name).is_ok();
-    if (gone && req.info->storage != "pods") {
-        json details = {{"name", req.name},
-                        {"kind", req.info->resource},
-                        {"uid", (*result)["metadata"].value("uid", "")}};
-        if (!req.info->group.empty()) {
-            details["group"] = req.info->group;
-        }
-        send_json(resp, 200,
-                  {{"kind", "Status"},
-                   {"apiVersion", "v1"},
-                   {"metadata", json::object()},
-                   {"status", "Success"},
-                   {"details", details}});
-        return;
-    }
-    send_json(resp, 200, to_api(*req.info, *result));
-}
-
-void handle_eviction(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
-                     HTTPServerResponse& resp) {
-    (void)read_body(request);  // the Eviction object: only its target matters here
-    auto result =
-        disrupt_pod(ctx.store, req.ns, req.name, "EvictionByEvictionAPI", "Eviction API: evicting");
-    if (!result) {
-        send_error(resp, result.status(), req.info, req.name);
-        return;
-    }
-    send_json(resp, 201,
-              {{"kind", "Status"},
-               {"apiVersion", "v1"},
-               {"metadata", json::object()},
-               {"status", "Success"},
-               {"code", 201}});
-}
-
 }  // namespace
 
 bool client_gone(const ApiRequest& req) {
@@ -407,7 +311,7 @@ void handle_api(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
         return;
     }
     if (req.sub == "eviction") {
-        handle_eviction(ctx, req, request, resp);
+        handle_eviction_verb(ctx, req, request, resp);
         return;
     }
     if (req.verb == "list" || req.verb == "watch") {
@@ -430,7 +334,7 @@ void handle_api(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
     } else if (req.verb == "update" || req.verb == "patch") {
         handle_write(ctx, req, request, resp);
     } else if (req.verb == "delete") {
-        handle_delete(ctx, req, request, resp);
+        handle_delete_verb(ctx, req, request, resp);
     } else {
         send_status(resp, 405, "MethodNotAllowed",
                     "the server does not allow this method on the requested resource");

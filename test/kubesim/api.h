@@ -30,6 +30,12 @@ std::optional<ApiRequest> parse_api_path(const std::string& path, const std::str
                                          const Query& query);
 void handle_api(Context& ctx, const ApiRequest& req, Poco::Net::HTTPServerRequest& request,
                 Poco::Net::HTTPServerResponse& response);
+// DELETE of one object and POST pods/NAME/eviction (api_delete.cpp).
+void handle_delete_verb(Context& ctx, const ApiRequest& req, Poco::Net::HTTPServerRequest& request,
+                        Poco::Net::HTTPServerResponse& response);
+void handle_eviction_verb(Context& ctx, const ApiRequest& req,
+                          Poco::Net::HTTPServerRequest& request,
+                          Poco::Net::HTTPServerResponse& response);
 // Streams watch events (watch.cpp).
 void serve_watch(Context& ctx, const ApiRequest& req, const Selector& selector,
                  Poco::Net::HTTPServerResponse& response);
