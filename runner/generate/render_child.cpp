@@ -13,6 +13,12 @@ namespace {
 // in the job's `allow_failure: exit_codes`, so the job passes with a warning.
 constexpr int k_locked_warning_exit = 3;
 
+// What `envgate lock fail` records when a job of the environment failed: the job
+// that failed is in the pipeline the holder links to.
+constexpr const char* k_fail_details =
+    " --reason PipelineJobFailed --message \"a job of this environment failed in "
+    "$CI_PIPELINE_URL\"";
+
 // One job, as the renderer builds it before emitting.
 struct Job {
     std::string name;
@@ -129,7 +135,8 @@ std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
         jobs.push_back(std::move(job));
     };
     Job diff = env_job(env, "diff", env + "-diff");
-    diff.script = {lock_command(plan, "acquire", env), plan.diff_step.value_or(no_step("diff"))};
+    diff.script = {lock_command(plan, "acquire", env) + " --step diff",
+                   plan.diff_step.value_or(no_step("diff"))};
     jobs.push_back(std::move(diff));
     for (const auto& gate : plan.gates_before_deploy) {
         chain(gate_job(plan, env, gate));
@@ -161,7 +168,7 @@ std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
     Job fail = env_job(env, "fail", env + "-qa");
     fail.when = "on_failure";
     fail.needs = all;
-    fail.script = {lock_command(plan, "fail", env)};
+    fail.script = {lock_command(plan, "fail", env) + k_fail_details};
     jobs.push_back(std::move(fail));
     return jobs;
 }
