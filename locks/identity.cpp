@@ -1,5 +1,6 @@
 #include "locks/identity.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -21,7 +22,12 @@ std::string host_name() {
 }
 
 std::string os_user(const GetEnv& getenv) {
-    return env_or(getenv, "USER", env_or(getenv, "LOGNAME", "unknown"));
+    std::string name = env_or(getenv, "USER", env_or(getenv, "LOGNAME"));
+    if (name.empty()) {
+        const passwd* pw = ::getpwuid(::getuid());
+        name = pw != nullptr && pw->pw_name != nullptr ? pw->pw_name : "unknown";
+    }
+    return name;
 }
 
 }  // namespace

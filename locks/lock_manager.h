@@ -26,8 +26,8 @@ struct LockSpec {
 };
 
 struct ManagerOptions {
-    Duration poll_interval = std::chrono::milliseconds(100);  // re-read while waiting
-    Duration report_every = std::chrono::seconds(30);         // "still waiting" lines
+    Duration poll_interval = std::chrono::milliseconds(50);  // re-read while waiting
+    Duration report_every = std::chrono::seconds(30);        // "still waiting" lines
     int max_conflicts = 1000;  // conflicts in a row before giving up (Code::transient)
 };
 

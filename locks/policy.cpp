@@ -192,7 +192,10 @@ Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
     }
     if (next.state == LockState::free) {
         if (first_in_line(next, rq, now)) {
-            std::string why = next.find_waiter(rq.who.id) ? "was first in the queue" : "was free";
+            const Waiter* queued = next.find_waiter(rq.who.id);
+            std::string why =
+                queued ? "first in the queue since " + format_rfc3339_micro(queued->since)
+                       : std::string("was free");
             return take(std::move(next), rq, now, Outcome::acquired, "acquire", why);
         }
         return wait_in_queue(std::move(next), rq, now, dirty, Refusal::held_by_other,

@@ -30,8 +30,8 @@ std::string failure_text(const Failure& f) {
 
 Decision not_ours(const LockRecord& r, const Request& rq) {
     if (r.state == LockState::failed) {
-        std::string by = r.held_by(rq.who.id) ? "it failed" : "failed by " + holder_id(r);
-        return refuse(Refusal::lock_failed, "the lock is " + by + "; " + k_unlock_hint);
+        return refuse(Refusal::lock_failed,
+                      "the lock is failed (held by " + holder_id(r) + "); " + k_unlock_hint);
     }
     if (r.state == LockState::free) {
         return refuse(Refusal::not_holder, "the lock is free; " + rq.who.id + " does not hold it");

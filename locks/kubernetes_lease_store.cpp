@@ -1,0 +1,339 @@
+#include "locks/kubernetes_lease_store.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "locks/file_store.h"
+#include "locks/record_json.h"
+
+namespace envgate::locks {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t k_event_message_limit = 1024;
+
+std::string lease_name(const std::string& lock) {
+    return k_lease_prefix + lock;
+}
+
+std::string string_field(const json& object, const char* key) {
+    if (!object.is_object()) {
+        return {};
+    }
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json& object_field(const json& object, const char* key) {
+    static const json k_empty = json::object();
+    if (!object.is_object()) {
+        return k_empty;
+    }
+    auto it = object.find(key);
+    return it != object.end() && it->is_object() ? *it : k_empty;
+}
+
+std::string meta_string(const json& object, const char* key) {
+    return string_field(object_field(object, "metadata"), key);
+}
+
+// Whole seconds, rounded up (leaseDurationSeconds is an int32 of seconds).
+std::int64_t whole_seconds(Duration d) {
+    return (d.count() + 999'999) / 1'000'000;
+}
+
+json lease_spec(const LockRecord& r) {
+    json spec = {{"leaseDurationSeconds", whole_seconds(r.lease_duration)},
+                 {"leaseTransitions", r.lease_transitions}};
+    if (r.holder) {
+        spec["holderIdentity"] = r.holder->id;
+    }
+    if (r.acquired_at != TimePoint{}) {
+        spec["acquireTime"] = format_rfc3339_micro(r.acquired_at);
+    }
+    if (r.renewed_at != TimePoint{}) {
+        spec["renewTime"] = format_rfc3339_micro(r.renewed_at);
+    }
+    return spec;
+}
+
+// The mirrored spec fields win over the annotation when present.
+Status overlay_spec(const json& spec, LockRecord& r) {
+    auto time_field = [&](const char* key, TimePoint& out) -> Status {
+        if (!spec.contains(key) || !spec[key].is_string()) {
+            return Status::ok();
+        }
+        auto t = parse_rfc3339(spec[key].get<std::string>());
+        if (!t) {
+            return Status(Code::invalid, std::string("spec.") + key + " is not RFC 3339");
+        }
+        out = *t;
+        return Status::ok();
+    };
+    TRY(time_field("acquireTime", r.acquired_at));
+    TRY(time_field("renewTime", r.renewed_at));
+    if (spec.contains("leaseDurationSeconds") && spec["leaseDurationSeconds"].is_number_integer()) {
+        r.lease_duration = std::chrono::seconds(spec["leaseDurationSeconds"].get<std::int64_t>());
+    }
+    if (spec.contains("leaseTransitions") && spec["leaseTransitions"].is_number_integer()) {
+        r.lease_transitions = spec["leaseTransitions"].get<std::int64_t>();
+    }
+    std::string holder = string_field(spec, "holderIdentity");
+    if (r.holder && !holder.empty()) {
+        r.holder->id = holder;
+    }
+    return Status::ok();
+}
+
+std::int64_t last_seq(const LockRecord& r) {
+    return r.history.empty() ? 0 : r.history.back().seq;
+}
+
+struct EventKind {
+    const char* type;
+    std::string reason;
+};
+
+EventKind event_kind(const std::string& what) {
+    if (what == "acquire") {
+        return {"Normal", "Acquired"};
+    }
+    if (what == "takeover") {
+        return {"Normal", "TakenOver"};
+    }
+    if (what == "release") {
+        return {"Normal", "Released"};
+    }
+    if (what == "unlock") {
+        return {"Normal", "Unlocked"};
+    }
+    if (what == "fail") {
+        return {"Warning", "Failed"};
+    }
+    if (what == "vanished") {
+        return {"Warning", "HolderVanished"};
+    }
+    std::string reason = what;
+    if (!reason.empty()) {
+        reason[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(reason[0])));
+    }
+    return {"Normal", reason};
+}
+
+// Like client-go's `<object>.<unix nanoseconds in hex>`; the low digits carry the
+// sequence number so transitions at the same microsecond get distinct names.
+std::string event_name(const std::string& lease, const Transition& t) {
+    auto nanos = static_cast<unsigned long long>(t.at.time_since_epoch().count()) * 1000ULL +
+                 static_cast<unsigned long long>(t.seq % 1000);
+    char hex[32];
+    std::snprintf(hex, sizeof(hex), "%llx", nanos);
+    return lease + "." + hex;
+}
+
+}  // namespace
+
+json lease_from_record(const std::string& namespace_name, const LockRecord& record) {
+    return {{"apiVersion", "coordination.k8s.io/v1"},
+            {"kind", "Lease"},
+            {"metadata",
+             {{"name", lease_name(record.name)},
+              {"namespace", namespace_name},
+              {"labels", {{k_lock_label, "true"}, {"app.kubernetes.io/managed-by", "envgate"}}},
+              {"annotations", {{k_record_annotation, to_json(record).dump()}}}}},
+            {"spec", lease_spec(record)}};
+}
+
+Result<LockRecord> record_from_lease(const std::string& name, const json& lease) {
+    const json& annotations = object_field(object_field(lease, "metadata"), "annotations");
+    const json& spec = object_field(lease, "spec");
+    LockRecord record;
+    auto it = annotations.find(k_record_annotation);
+    if (it != annotations.end() && it->is_string()) {
+        json parsed = json::parse(it->get<std::string>(), nullptr, false);
+        if (parsed.is_discarded()) {
+            return Status(Code::invalid,
+                          "annotation " + std::string(k_record_annotation) + " is not JSON");
+        }
+        TRY_ASSIGN(record, record_from_json(parsed));
+    } else if (!string_field(spec, "holderIdentity").empty()) {
+        record.state = LockState::held;  // a Lease someone else wrote: trust its holder
+        record.holder = Holder{};
+        record.holder->id = string_field(spec, "holderIdentity");
+    }
+    TRY(overlay_spec(spec, record));
+    record.name = name;
+    return record;
+}
+
+json event_for_transition(const std::string& name, const Transition& t, const json& lease) {
+    const std::string lease_object = lease_name(name);
+    const std::string ns = meta_string(lease, "namespace");
+    EventKind kind = event_kind(t.what);
+    std::string message = "lock " + name + ": " + t.what + " by " + t.who;
+    if (!t.why.empty()) {
+        message += ": " + t.why;
+    }
+    if (message.size() > k_event_message_limit) {
+        message.resize(k_event_message_limit);
+    }
+    std::string at = format_rfc3339(t.at);
+    return {{"apiVersion", "v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", event_name(lease_object, t)}, {"namespace", ns}}},
+            {"involvedObject",
+             {{"apiVersion", "coordination.k8s.io/v1"},
+              {"kind", "Lease"},
+              {"name", lease_object},
+              {"namespace", ns},
+              {"uid", meta_string(lease, "uid")},
+              {"resourceVersion", meta_string(lease, "resourceVersion")}}},
+            {"reason", kind.reason},
+            {"message", message},
+            {"type", kind.type},
+            {"action", t.what},
+            {"source", {{"component", "envgate"}}},
+            {"reportingComponent", "envgate"},
+            {"firstTimestamp", at},
+            {"lastTimestamp", at},
+            {"count", 1}};
+}
+
+KubernetesLeaseStore::KubernetesLeaseStore(std::shared_ptr<kube::KubeApi> api,
+                                           std::string namespace_name)
+    : m_api(std::move(api)), m_namespace(std::move(namespace_name)) {}
+
+kube::ResourceRef KubernetesLeaseStore::lease_ref(const std::string& name) const {
+    return kube::leases(m_namespace, lease_name(name));
+}
+
+std::string KubernetesLeaseStore::describe() const {
+    return "kubernetes store (Leases in namespace " + m_namespace + ")";
+}
+
+void KubernetesLeaseStore::remember(const std::string& name, const json& lease) {
+    std::lock_guard lock(m_mutex);
+    if (lease.is_null()) {
+        m_seen.erase(name);
+    } else {
+        m_seen[name] = lease;
+    }
+}
+
+json KubernetesLeaseStore::base_object(const std::string& name, const std::string& version) {
+    std::lock_guard lock(m_mutex);
+    auto it = m_seen.find(name);
+    if (it != m_seen.end() && !version.empty() &&
+        meta_string(it->second, "resourceVersion") == version) {
+        return it->second;
+    }
+    return json::object();
+}
+
+Result<Versioned> KubernetesLeaseStore::read(const std::string& name) {
+    TRY(check_lock_name(name));
+    auto got = m_api->get(lease_ref(name));
+    if (!got.is_ok()) {
+        if (got.status().code() == Code::not_found) {
+            remember(name, nullptr);
+            LockRecord free_record;
+            free_record.name = name;
+            return Versioned{free_record, ""};
+        }
+        return got.status().with_context("lock " + name);
+    }
+    auto record = record_from_lease(name, *got);
+    if (!record.is_ok()) {
+        return record.status().with_context("Lease " + m_namespace + "/" + lease_name(name));
+    }
+    remember(name, *got);
+    return Versioned{std::move(record.value()), meta_string(*got, "resourceVersion")};
+}
+
+Result<std::string> KubernetesLeaseStore::write(const std::string& name, const LockRecord& record,
+                                                const std::string& version) {
+    TRY(check_lock_name(name));
+    LockRecord stored = record;
+    stored.name = name;
+    json base = base_object(name, version);
+    std::int64_t previous_seq = -1;  // unknown: no events (we never saw what was there)
+    if (version.empty()) {
+        previous_seq = 0;
+    } else if (!base.empty()) {
+        auto before = record_from_lease(name, base);
+        previous_seq = before.is_ok() ? last_seq(*before) : -1;
+    }
+    json lease = lease_from_record(m_namespace, stored);
+    // Keep what others added (labels, annotations, spec fields we do not own).
+    if (!base.empty()) {
+        json merged = base;
+        for (const char* key : {"labels", "annotations"}) {
+            json& mine = merged["metadata"][key];
+            mine = mine.is_object() ? mine : json::object();
+            mine.update(lease["metadata"][key]);
+        }
+        json spec = object_field(base, "spec");
+        for (const char* key :
+             {"holderIdentity", "acquireTime", "renewTime", "leaseDurationSeconds"}) {
+            spec.erase(key);
+        }
+        spec.update(lease["spec"]);
+        merged["spec"] = std::move(spec);
+        lease = std::move(merged);
+    }
+    const kube::ResourceRef ref = lease_ref(name);
+    Result<json> written = json();
+    if (version.empty()) {
+        lease["metadata"].erase("resourceVersion");
+        written = m_api->create(kube::leases(m_namespace), lease);
+    } else {
+        lease["metadata"]["resourceVersion"] = version;
+        written = m_api->update(ref, lease);
+    }
+    if (!written.is_ok()) {
+        Code code = written.status().code();
+        if (code == Code::already_exists || code == Code::conflict || code == Code::not_found) {
+            // Someone created, changed or deleted the Lease since we read it.
+            return Status(Code::conflict, "lock " + name + ": " + written.status().message());
+        }
+        return written.status().with_context("lock " + name);
+    }
+    remember(name, *written);
+    if (previous_seq >= 0) {
+        post_events(name, stored, previous_seq, *written);
+    }
+    return meta_string(*written, "resourceVersion");
+}
+
+// Best effort: an Event that cannot be posted never fails the lock write.
+void KubernetesLeaseStore::post_events(const std::string& name, const LockRecord& record,
+                                       std::int64_t previous_seq, const json& lease) {
+    for (const Transition& t : record.history) {
+        if (t.seq > previous_seq) {
+            (void)m_api->create(kube::core_events(m_namespace),
+                                event_for_transition(name, t, lease));
+        }
+    }
+}
+
+Result<std::vector<std::string>> KubernetesLeaseStore::list() {
+    kube::ListOptions options;
+    options.label_selector = std::string(k_lock_label) + "=true";
+    auto listed = m_api->list(kube::leases(m_namespace), options);
+    if (!listed.is_ok()) {
+        return listed.status().with_context("locks in namespace " + m_namespace);
+    }
+    std::vector<std::string> names;
+    const std::string prefix = k_lease_prefix;
+    for (const json& item : listed->items) {
+        std::string lease = meta_string(item, "name");
+        if (lease.size() > prefix.size() && lease.rfind(prefix, 0) == 0) {
+            names.push_back(lease.substr(prefix.size()));
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+}  // namespace envgate::locks

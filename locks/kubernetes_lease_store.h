@@ -1,0 +1,61 @@
+// KubernetesLeaseStore: lock records as coordination.k8s.io/v1 Leases named
+// `envgate-<lock>` (label envgate.dev/lock=true). spec.holderIdentity, acquireTime,
+// renewTime, leaseDurationSeconds and leaseTransitions mirror the record; the whole
+// record (same JSON as the file store) sits in the annotation envgate.dev/record.
+// version = metadata.resourceVersion; every write is a create (409 AlreadyExists)
+// or a PUT carrying the version read (409 Conflict), both Code::conflict. Each new
+// history entry is also posted as a core v1 Event on the Lease, best effort.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "locks/lock_store.h"
+#include "runner/kube/kube_api.h"
+
+namespace envgate::locks {
+
+inline constexpr const char* k_lease_prefix = "envgate-";
+inline constexpr const char* k_lock_label = "envgate.dev/lock";
+inline constexpr const char* k_record_annotation = "envgate.dev/record";
+
+class KubernetesLeaseStore : public LockStore {
+  public:
+    KubernetesLeaseStore(std::shared_ptr<kube::KubeApi> api, std::string namespace_name);
+
+    Result<Versioned> read(const std::string& name) override;
+    Result<std::string> write(const std::string& name, const LockRecord& record,
+                              const std::string& version) override;
+    Result<std::vector<std::string>> list() override;
+    std::string describe() const override;
+
+  private:
+    kube::ResourceRef lease_ref(const std::string& name) const;
+    // The object a write starts from: the one last seen at `version` (keeping
+    // labels and annotations others added), else a bare Lease.
+    nlohmann::json base_object(const std::string& name, const std::string& version);
+    void remember(const std::string& name, const nlohmann::json& lease);
+    void post_events(const std::string& name, const LockRecord& record, std::int64_t previous_seq,
+                     const nlohmann::json& lease);
+
+    std::shared_ptr<kube::KubeApi> m_api;
+    std::string m_namespace;
+    std::mutex m_mutex;
+    std::map<std::string, nlohmann::json> m_seen;  // lock -> Lease last read or written
+};
+
+// The Lease that stores `record` (without metadata.resourceVersion).
+nlohmann::json lease_from_record(const std::string& namespace_name, const LockRecord& record);
+// The record a Lease holds: the annotation, with the mirrored spec fields winning (a
+// Lease without the annotation reads as held by spec.holderIdentity, or free).
+Result<LockRecord> record_from_lease(const std::string& name, const nlohmann::json& lease);
+// The core v1 Event for one transition of lock `name` (Normal, or Warning for fail
+// and vanished), involving `lease`.
+nlohmann::json event_for_transition(const std::string& name, const Transition& t,
+                                    const nlohmann::json& lease);
+
+}  // namespace envgate::locks

@@ -1,0 +1,52 @@
+// `envgate lock acquire|release|fail|verify ENV`: the environment lock across the
+// jobs of one pipeline, plus what unlock and status share: finding a lock's
+// settings and store from envgate.yml.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "locks/lock_manager.h"
+#include "runner/context.h"
+
+namespace envgate {
+
+struct LockOptions {
+    std::string action;  // acquire | release | fail | verify
+    std::string env;     // an environment, or `qa` (the global QA lock)
+    std::string config_path = "envgate.yml";
+    std::optional<std::string> holder;        // --holder: replaces the holder id
+    std::optional<std::string> hold_for;      // acquire: lease between jobs
+    std::optional<std::string> wait_timeout;  // acquire
+    bool no_wait = false;                     // acquire
+    std::string step;                         // acquire: the step; fail: the failed step
+    std::string reason;                       // fail
+    std::string message;                      // fail
+};
+
+int run_lock(const LockOptions& options, Context& ctx);
+
+// A lock as envgate.yml configures it: its spec, its store and who may unlock it.
+struct LockTarget {
+    locks::LockSpec spec;
+    std::unique_ptr<locks::LockStore> store;
+    std::vector<std::string> unlockers;
+    Duration hold_for{};
+};
+
+// Loads `config_path` and resolves lock `name` (an environment or `qa`, which uses
+// `defaults`). On failure prints to ctx.err and returns the exit status in `exit`.
+std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
+                                       Context& ctx, int& exit);
+
+struct Config;
+// The same for an already loaded config.
+std::optional<LockTarget> lock_target(const Config& config, const std::string& name, Context& ctx,
+                                      int& exit);
+
+// The exit status for a Status that ended a lock command (2 for bad input, else 4).
+int exit_for(const Status& status);
+
+}  // namespace envgate

@@ -1,0 +1,35 @@
+// `envgate status [ENV] [--output text|json]`: every lock's state, holder and
+// links, step, failure (with the unlock command), waiters and last transitions.
+// The JSON schema ("envgate.dev/status/v1") is documented in locks/README.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "locks/lock_record.h"
+#include "runner/context.h"
+
+namespace envgate {
+
+struct StatusOptions {
+    std::optional<std::string> env;
+    std::string output = "text";
+    std::string config_path = "envgate.yml";
+};
+
+int run_status(const StatusOptions& options, Context& ctx);
+
+// One lock as status shows it; `error` is set when it could not be read.
+struct LockStatus {
+    locks::LockRecord record;
+    std::string store;
+    std::string error;
+};
+
+// Pure renderers. Text fits an 80-column terminal.
+std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now);
+nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoint now);
+
+}  // namespace envgate

@@ -1,0 +1,90 @@
+// Given lock records, then `envgate status` renders text that fits 80 columns and
+// names the exact unlock command of a failed lock, JSON in the documented schema,
+// and the CI unlock rule accepts listed logins only (groups cannot be checked).
+#include <boost/test/unit_test.hpp>
+#include <sstream>
+
+#include "runner/cmd_status.h"
+#include "runner/cmd_unlock.h"
+
+using namespace envgate;
+using namespace envgate::locks;
+
+namespace {
+
+const TimePoint k_t0 = *parse_rfc3339("2026-05-01T10:00:00Z");
+
+LockStatus failed_lock() {
+    LockStatus s;
+    s.store = "file store /srv/locks";
+    LockRecord& r = s.record;
+    r.name = "gprd";
+    r.state = LockState::failed;
+    r.holder = Holder{"gitlab-org/release-tools#987654",
+                      "https://gitlab.example/gitlab-org/release-tools/-/pipelines/987654",
+                      "https://gitlab.example/gitlab-org/release-tools/-/jobs/555",
+                      "gitlab-org/release-tools",
+                      "alice",
+                      std::nullopt,
+                      987654};
+    r.acquired_at = k_t0;
+    r.renewed_at = k_t0;
+    r.lease_duration = std::chrono::hours(2);
+    r.step = "pre-migrations";
+    r.failure = Failure{"pre-migrations", "MigrationsJobFailed",
+                        "Job gprd-pre-migrations-1a2b reached its backoffLimit of 3 after 4 "
+                        "attempts; last: exit code 1 in container migrate",
+                        k_t0 + std::chrono::minutes(7)};
+    r.record("acquire", r.holder->id, k_t0, "was free");
+    r.record("fail", r.holder->id, k_t0 + std::chrono::minutes(7),
+             "pre-migrations: MigrationsJobFailed: a very long message that goes on and on");
+    return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(lock_commands_suite)
+
+BOOST_AUTO_TEST_CASE(status_text_fits_80_columns_and_names_the_unlock_command) {
+    LockStatus free_lock;
+    free_lock.record.name = "qa";
+    std::string text =
+        render_status_text({failed_lock(), free_lock}, k_t0 + std::chrono::minutes(30));
+    std::istringstream lines(text);
+    std::string l;
+    while (std::getline(lines, l)) {
+        if (l.find("https://") == std::string::npos) {  // a URL is never cut
+            BOOST_TEST(l.size() <= 80u, l);
+        }
+    }
+    BOOST_TEST(text.find("gprd  FAILED  since 2026-05-01T10:00:00Z (30m0s ago)") == 0u);
+    BOOST_TEST(text.find("    envgate unlock gprd --reason \"...\" \\\n"
+                         "      --expect-holder gitlab-org/release-tools#987654\n") !=
+               std::string::npos);
+    BOOST_TEST(text.find("qa  FREE") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(status_json_follows_the_documented_schema) {
+    auto j = render_status_json({failed_lock()}, k_t0);
+    BOOST_TEST(j["schema"] == "envgate.dev/status/v1");
+    const auto& entry = j["locks"][0];
+    BOOST_TEST(entry["store"] == "file store /srv/locks");
+    BOOST_TEST(entry["error"].is_null());
+    BOOST_TEST(entry["unlock_command"].get<std::string>().find("envgate unlock gprd") == 0u);
+    BOOST_TEST(entry["lock"]["schema"] == "envgate.dev/lock/v1");
+    BOOST_TEST(entry["lock"]["state"] == "failed");
+    BOOST_TEST(entry["lock"]["failure"]["reason"] == "MigrationsJobFailed");
+    BOOST_TEST(entry["lock"]["holder"]["pipeline_id"] == 987654);
+    BOOST_TEST(entry["lock"]["lease_duration_seconds"] == 7200);
+    BOOST_TEST(entry["lock"]["history"][1]["seq"] == 2);
+}
+
+BOOST_AUTO_TEST_CASE(only_listed_logins_may_unlock_from_ci) {
+    std::vector<std::string> unlockers{"alice", "@sre-oncall"};
+    BOOST_TEST(may_unlock("alice", unlockers));
+    BOOST_TEST(!may_unlock("bob", unlockers));
+    BOOST_TEST(!may_unlock("@sre-oncall", unlockers));
+    BOOST_TEST(!may_unlock("", unlockers));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
