@@ -8,6 +8,9 @@
 #include "runner/cmd_config.h"
 #include "runner/cmd_explain.h"
 #include "runner/cmd_generate.h"
+#include "runner/cmd_lock.h"
+#include "runner/cmd_status.h"
+#include "runner/cmd_unlock.h"
 #include "runner/exit_status.h"
 
 namespace envgate {
@@ -71,10 +74,49 @@ Handler define_generate(CLI::App& app) {
     return [o](Context& ctx) { return run_generate(*o, ctx); };
 }
 
+Handler define_lock(CLI::App& app) {
+    auto o = std::make_shared<LockOptions>();
+    app.add_option("action", o->action, "acquire | release | fail | verify")
+        ->required()
+        ->check(CLI::IsMember({"acquire", "release", "fail", "verify"}));
+    app.add_option("env", o->env, "the environment (or qa, the global QA lock)")->required();
+    app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    app.add_option("--holder", o->holder, "holder id (default: the pipeline, or local:USER@HOST)");
+    app.add_option("--hold-for", o->hold_for, "acquire: lease between jobs (default hold_for)");
+    app.add_option("--wait-timeout", o->wait_timeout, "acquire: give up after this (exit 3)");
+    app.add_flag("--no-wait", o->no_wait, "acquire: exit 3 at once if the lock is not free");
+    app.add_option("--step", o->step, "acquire: the step it is in; fail: the step that failed");
+    app.add_option("--reason", o->reason, "fail: reason, e.g. MigrationsJobFailed");
+    app.add_option("--message", o->message, "fail: what went wrong");
+    return [o](Context& ctx) { return run_lock(*o, ctx); };
+}
+
+Handler define_unlock(CLI::App& app) {
+    auto o = std::make_shared<UnlockOptions>();
+    app.add_option("env", o->env, "the environment (or qa)")->required();
+    app.add_option("--reason", o->reason, "why (kept in the lock history)")->required();
+    app.add_option("--expect-holder", o->expect_holder, "refuse if another holder has it now");
+    app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    return [o](Context& ctx) { return run_unlock(*o, ctx); };
+}
+
+Handler define_status(CLI::App& app) {
+    auto o = std::make_shared<StatusOptions>();
+    app.add_option("env", o->env, "one environment (default: every lock)");
+    app.add_option("--output", o->output, "text | json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    return [o](Context& ctx) { return run_status(*o, ctx); };
+}
+
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
     {"generate", "Write the child pipeline for the environments a change touches", define_generate},
+    {"lock", "Acquire, release, fail or verify an environment's lock across jobs", define_lock},
+    {"status", "Show every lock: state, holder, step, failure, waiters, history", define_status},
+    {"unlock", "Manually unlock a held or failed lock, recording who and why", define_unlock},
 };
 
 }  // namespace
