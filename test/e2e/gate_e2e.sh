@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# End-to-end tests of `envgate gate` against kubesim: usage gate_e2e.sh ENVGATE KUBESIM
+# SCENARIO. Each scenario starts its own kubesim (time scale 0.01), runs the real binary
+# and checks its exit code, log, reports and the Job's events with kubectl.
+ENVGATE=$1 KUBESIM=$2 SCENARIO=$3
+source "$(dirname "$0")/lib.sh"
+start_kubesim
+
+NS=e2e
+gate_args() { echo --env e1 --gate "$1" --manifest "$2" --namespace "${3:-$NS}" --report-dir "$4"; }
+
+# A Job whose container fails FAILS times and then passes; every run takes 1 s, so each
+# failure stays visible for a second (a watch shows it within that, gates.md "Timing").
+crash_then_pass() {
+    local file=$1 name=$2 fails=$3 counter=$T/$2.count
+    local script
+    script=$(job_script "$name" "$(count_runs "$counter")
+if [ \$n -le $fails ]; then sleep 1; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi
+sleep 1; echo migrated")
+    job_manifest "$file" "$name" OnFailure 6 "$script"
+}
+
+scenario_success() {
+    job_manifest "$T/ok.yaml" ok OnFailure 2 "$(job_script ok 'echo migrated')"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/gate.log" gate $(gate_args pre-migrations "$T/ok.yaml" "$NS" "$T/rep")
+    expect_rc 0 "a passing Job"
+    log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ -n $job ]] || fail "no Job name in the log"
+    [[ $(gate_events "$NS" "$job" | wc -l) == 0 ]] || fail "events recorded on a clean pass"
+    check_reports "$T/rep" e1 success
+    grep -q "ENVGATE_JOB_PRE_MIGRATIONS=$job" "$T/rep/envgate.env" || fail "envgate.env lacks the Job"
+    ok "success: exit 0, no gate events, junit valid with classname envgate.e1"
+}
+
+scenario_crashloop() {
+    crash_then_pass "$T/crash.yaml" crash 2
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")
+    expect_rc 0 "crash twice, then pass"
+    log_has "$T/gate.log" "attempt 1 of 6 failed, 5 left: container migrations exited 1 (Error): PG::LockNotAvailable"
+    log_has "$T/gate.log" "attempt 2 of 6 failed, 4 left"
+    log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    local job
+    job=$(job_of "$T/gate.log")
+    gate_events "$NS" "$job" >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying') == 2 ]] ||
+        fail "want exactly 2 MigrationsRetrying events (one per failed run)"
+    [[ $(wc -l <"$T/events.log") == 2 ]] || fail "unexpected envgate events"
+    [[ $(log_count "$T/events.log" "logs job/$job -c migrations --previous") == 2 ]] ||
+        fail "retry events lack the logs --previous command"
+    "${K[@]}" get events -n "$NS" -o json | jq -e --arg j "$job" '[.items[]
+        | select(.reason == "MigrationsRetrying" and .type == "Warning"
+          and .involvedObject.name == $j)] | length == 2' >/dev/null ||
+        fail "retry events are not Warnings on the Job"
+    check_reports "$T/rep" e1 success
+    xmllint --xpath '//testcase/system-out/text()' "$T/rep/junit.xml" | grep -q "attempt 2 of 6 failed" ||
+        fail "junit system-out lacks the retry history"
+    ok "crash-loop: 2 retries, one Warning event per failed run with logs --previous, exit 0"
+}
+
+# Restart limit (OnFailure, backoffLimit 2): a second container that ignores SIGTERM holds
+# the pod in termination, so FailureTarget is visible before Failed.
+scenario_restart_limit() {
+    local script
+    script=$(job_script limit "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    job_manifest "$T/limit.yaml" limit OnFailure 2 "$script" "" "      terminationGracePeriodSeconds: 300"
+    cat >>"$T/limit.yaml" <<EOF
+        - name: proxy
+          image: registry.example.com/proxy:1.0
+          command: ["sh", "-c", "trap '' TERM; sleep 60"]
+EOF
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/limit.yaml" "$NS" "$T/rep")
+    expect_rc 1 "restart limit reached"
+    local job
+    job=$(job_of "$T/gate.log")
+    grep -E "^pre-migrations: failing \(RunningPreMigrations\): Job $NS/$job is failing: BackoffLimitExceeded" "$T/gate.log" >/dev/null ||
+        fail "no failing line on FailureTarget"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*exited 7 \(Error\): relation users missing" "$T/gate.log" >/dev/null ||
+        fail "the failed line lacks the remembered exit code 7"
+    grep -qx "    kubectl -n $NS describe job/$job" "$T/gate.log" || fail "describe command not on its own line"
+    gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    ok "restart limit: failing line, failed with exit 7 remembered, describe printed, exit 1"
+}
+
+# Restart limit with a single container: the Job controller deletes the pod; the failed
+# verdict must still carry the remembered container failure (gates.md "The verdict" 1).
+scenario_restart_limit_pod_gone() {
+    local script
+    script=$(job_script limit "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    job_manifest "$T/limit.yaml" limit1 OnFailure 2 "$script"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/limit.yaml" "$NS" "$T/rep")
+    expect_rc 1 "restart limit reached"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ $(pods_of "$NS" "$job" | jq '.items | length') == 0 ]] || fail "the Job's pod is still there"
+    grep -qx "    kubectl -n $NS describe job/$job" "$T/gate.log" || fail "describe command not printed"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: container migrations exited 7 \(Error\): relation users missing" "$T/gate.log" >/dev/null ||
+        fail "the failed verdict lost the remembered failure (exit 7) once the pod was gone: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    ok "restart limit, pod gone: failed with the remembered exit code 7"
+}
+
+# restartPolicy Never, backoffLimit 1: an evicted pod (retry), then a preempted one past
+# the limit: the last failure is the preemption.
+# replacement_pod NS JOB OLD: a running pod of the Job other than OLD.
+replacement_pod() {
+    pods_of "$1" "$2" | jq -er --arg old "$3" '[.items[] | select(.status.phase == "Running"
+        and .metadata.deletionTimestamp == null and .metadata.name != $old)][0].metadata.name'
+}
+
+scenario_evict_preempt() {
+    job_manifest "$T/never.yaml" never Never 1 "$(job_script never 'sleep 60')"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job pod
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    pod=$(live_pod "$NS" "$job")
+    ctl evict "$NS/$pod" --message "node low on memory"
+    wait_for 30 "the eviction retry" grep -q "retrying (RetryingPreMigrations)" "$T/gate.log"
+    wait_for 30 "a replacement pod" replacement_pod "$NS" "$job" "$pod"
+    pod=$(replacement_pod "$NS" "$job" "$pod")
+    ctl preempt "$NS/$pod"
+    wait_exit "$GATE_PID" 60
+    expect_rc 1 "a preempted pod past the limit"
+    log_has "$T/gate.log" "pod 1 of 2 failed, 1 left"
+    grep -E "^pre-migrations: retrying.*(Evicted|TerminationByKubelet)" "$T/gate.log" >/dev/null ||
+        fail "the retry does not name the eviction"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: .*PreemptionByScheduler" "$T/gate.log" >/dev/null ||
+        fail "the last failure is not the preemption"
+    gate_events "$NS" "$job" | cut -f1 | sort | uniq -c | sed 's/^ *//' >"$T/events.log"
+    grep -qx "1 MigrationsRetrying" "$T/events.log" || fail "want one MigrationsRetrying event"
+    grep -qx "1 MigrationsFailed" "$T/events.log" || fail "want one MigrationsFailed event"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    ok "Never: eviction retried, preemption past the limit failed the gate, exit 1"
+}
+
+scenario_deadline() {
+    job_manifest "$T/check.yaml" check OnFailure 2 "$(job_script check 'sleep 60')" \
+        "  activeDeadlineSeconds: 100"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args batched-migrations-check "$T/check.yaml" "$NS" "$T/rep")
+    expect_rc 1 "activeDeadlineSeconds passed"
+    grep -E "^batched-migrations-check: failed \(BatchedMigrationsCheckFailed\).*DeadlineExceeded" "$T/gate.log" >/dev/null ||
+        fail "no DeadlineExceeded failure"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ $(event_summary "$NS" "$job") == "1 BatchedMigrationsCheckFailed" ]] ||
+        fail "events: $(event_summary "$NS" "$job")"
+    check_reports "$T/rep" e1 failed BatchedMigrationsCheckFailed
+    ok "batched check: DeadlineExceeded -> BatchedMigrationsCheckFailed, exit 1"
+}
+
+# kubesim cannot leave an image unpulled; a container that never finishes stands in.
+scenario_timeout() {
+    job_manifest "$T/stuck.yaml" stuck OnFailure 2 "$(job_script stuck 'sleep 60')"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/gate.log" gate $(gate_args pre-migrations "$T/stuck.yaml" "$NS" "$T/rep") --timeout 2s
+    expect_rc 1 "the gate's timeout"
+    log_has "$T/gate.log" "GateTimeout"
+    check_reports "$T/rep" e1 failed GateTimeout
+    ok "stuck Job + --timeout 2s: GateTimeout, exit 1"
+}
+
+# kill -9 mid-gate, then the same command: re-attaches, no second Job, no duplicate events.
+scenario_rerun() {
+    local counter=$T/rerun.count script
+    script=$(job_script rerun "$(count_runs "$counter")
+if [ \$n -le 1 ]; then echo 'first run fails' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi
+while [ ! -f '$T/go' ]; do sleep 0.1; done; echo migrated")
+    job_manifest "$T/rerun.yaml" rerun OnFailure 6 "$script"
+    # shellcheck disable=SC2046
+    gate_bg "$T/first.log" $(gate_args pre-migrations "$T/rerun.yaml" "$NS" "$T/rep1")
+    wait_for 30 "the retry" grep -q "retrying (RetryingPreMigrations)" "$T/first.log"
+    local job
+    job=$(job_of "$T/first.log")
+    wait_for 30 "the retry event" bash -c "kubectl get events -n $NS -o json | jq -e '[.items[] | select(.reason == \"MigrationsRetrying\")] | length == 1'"
+    kill -KILL "$GATE_PID"
+    wait_exit "$GATE_PID" 10
+    # shellcheck disable=SC2046
+    gate_bg "$T/second.log" $(gate_args pre-migrations "$T/rerun.yaml" "$NS" "$T/rep2")
+    wait_for 30 "the re-attach" grep -q "re-attached to Job $NS/$job" "$T/second.log"
+    wait_for 30 "the rerun's verdict" grep -q "retrying (RetryingPreMigrations)" "$T/second.log"
+    touch "$T/go"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the rerun passes"
+    [[ $(jobs_in "$NS") == "$job" ]] || fail "jobs: $(jobs_in "$NS" | tr '\n' ' '), want only $job"
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsRetrying" ]] ||
+        fail "events after the rerun: $(event_summary "$NS" "$job")"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/third.log" gate $(gate_args pre-migrations "$T/rerun.yaml" "$NS" "$T/rep3")
+    expect_rc 0 "a rerun of a completed gate"
+    log_has "$T/third.log" "re-attached to Job $NS/$job"
+    [[ $(jobs_in "$NS" | wc -l) == 1 ]] || fail "a completed gate's rerun made a Job"
+    ok "kill -9 + rerun: re-attached, one Job, one retry event, same verdict"
+    sed -i 's/image: registry.example.com\/migrations:1.0/image: registry.example.com\/migrations:1.1/' "$T/rerun.yaml"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/fourth.log" gate $(gate_args pre-migrations "$T/rerun.yaml" "$NS" "$T/rep4")
+    expect_rc 0 "the changed manifest's Job"
+    log_has "$T/fourth.log" "created Job"
+    [[ $(jobs_in "$NS" | wc -l) == 2 ]] || fail "a changed manifest did not run a new Job"
+    ok "changed manifest: a new Job runs"
+}
+
+# A failed gate rerun: reports the failure again, records no second event.
+scenario_rerun_failed() {
+    job_manifest "$T/bad.yaml" bad OnFailure 1 "$(job_script bad 'sleep 0.5; exit 5')"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/first.log" gate $(gate_args post-migrations "$T/bad.yaml" "$NS" "$T/rep1")
+    expect_rc 1 "a failing Job"
+    local job before
+    job=$(job_of "$T/first.log")
+    before=$(event_summary "$NS" "$job")
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/second.log" gate $(gate_args post-migrations "$T/bad.yaml" "$NS" "$T/rep2")
+    expect_rc 1 "the same failed Job"
+    log_has "$T/second.log" "re-attached to Job $NS/$job"
+    log_has "$T/second.log" "failed (MigrationsJobFailed)"
+    [[ $(jobs_in "$NS" | wc -l) == 1 ]] || fail "a rerun of a failed gate made a second Job"
+    [[ $(event_summary "$NS" "$job") == "$before" ]] ||
+        fail "events changed on the rerun: $before -> $(event_summary "$NS" "$job")"
+    grep -qx "1 MigrationsFailed" <<<"$before" || fail "want one MigrationsFailed event, got $before"
+    ok "failed gate rerun: same verdict, no new Job, no duplicate event"
+}
+
+# faults_loop FILE: about one request in five fails (500, 503, 429 with Retry-After in
+# turn: one failure armed each time 5 requests passed since the last one),
+# watches are closed every 2 s and the history compacted (410) every 3 s, until killed.
+# Appends one line per injected fault to FILE.
+faults_loop() {
+    local i=0 armed=0 codes=(500 503 429) total last=0
+    while true; do
+        total=$("$KUBESIM" ctl counters | jq .total) || total=$last
+        if ((total - last >= 5)); then
+            ctl fail --code "${codes[armed % 3]}" --count 1 --retry-after 1 || true
+            echo "${codes[armed % 3]} at request $total" >>"$1"
+            armed=$((armed + 1))
+            last=$total
+        fi
+        if ((i % 40 == 39)); then ctl close-watches || true; fi
+        if ((i % 60 == 29)); then ctl compact || true; fi
+        i=$((i + 1))
+        sleep 0.05
+    done
+}
+
+# The same crash-loop scenario without and with faults: same exit code, same events.
+scenario_faults() {
+    crash_then_pass "$T/calm.yaml" calm 3
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/calm.log" gate $(gate_args pre-migrations "$T/calm.yaml" calm "$T/rep1")
+    local calm_rc=$RC calm_events
+    calm_events=$(event_summary calm "$(job_of "$T/calm.log")")
+    "$KUBESIM" ctl counters --reset >/dev/null
+    crash_then_pass "$T/storm.yaml" calm 3 # same Job, fresh namespace and counter
+    rm -f "$T/calm.count"
+    faults_loop "$T/faults.txt" &
+    local loop=$!
+    BG_PIDS+=("$loop")
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/storm.log" gate $(gate_args pre-migrations "$T/storm.yaml" storm "$T/rep2")
+    kill "$loop"
+    wait "$loop" 2>/dev/null || true
+    "$KUBESIM" ctl clear-faults >/dev/null
+    local total failed
+    total=$("$KUBESIM" ctl counters | jq .total)
+    echo "faulty run: $(wc -l <"$T/faults.txt") failures armed over $total requests"
+    [[ $(wc -l <"$T/faults.txt") -ge 3 ]] || fail "too few faults injected"
+    [[ $RC == "$calm_rc" ]] || fail "exit $RC under faults, $calm_rc without"
+    local storm_events
+    storm_events=$(event_summary storm "$(job_of "$T/storm.log")")
+    [[ $storm_events == "$calm_events" ]] ||
+        fail "events under faults: [$storm_events], without: [$calm_events]"
+    local norm='s/^pre-migrations: ([a-z]+ \([A-Za-z]+\)).*/\1/p'
+    diff <(sed -nE "$norm" "$T/calm.log" | uniq) <(sed -nE "$norm" "$T/storm.log" | uniq) ||
+        fail "the verdict sequence differs under faults"
+    failed=$(grep -c 'attempt [0-9] of 6 failed' "$T/storm.log" || true)
+    ok "faults: exit $RC and events [$(echo "$storm_events" | tr '\n' ' ')] as without faults ($failed retry lines)"
+}
+
+# SIGTERM mid-gate: exit 143; the Job is left running, or deleted with --on-cancel=delete.
+scenario_sigterm() {
+    local mode
+    for mode in leave delete; do
+        job_manifest "$T/$mode.yaml" "long-$mode" OnFailure 2 "$(job_script "$mode" 'sleep 60')"
+        # shellcheck disable=SC2046
+        gate_bg "$T/$mode.log" $(gate_args pre-migrations "$T/$mode.yaml" "$NS" "$T/rep-$mode") --on-cancel "$mode"
+        wait_for 30 "the Job to run" grep -q "running (RunningPreMigrations)" "$T/$mode.log"
+        local job
+        job=$(job_of "$T/$mode.log")
+        kill -TERM "$GATE_PID"
+        wait_exit "$GATE_PID" 30
+        expect_rc 143 "SIGTERM ($mode)"
+        check_reports "$T/rep-$mode" e1 cancelled
+        if [[ $mode == leave ]]; then
+            grep -q "The Job was left running" "$T/rep-$mode/junit.xml" ||
+                fail "the report does not say the Job was left running"
+            "${K[@]}" get job -n "$NS" "$job" -o json | jq -e '.metadata.deletionTimestamp == null' >/dev/null ||
+                fail "the Job is not left in place"
+        else
+            grep -q "The Job was deleted (--on-cancel=delete)" "$T/rep-$mode/junit.xml" ||
+                fail "the report does not say the Job was deleted"
+            wait_for 30 "the Job's deletion" bash -c "! kubectl get job -n $NS $job"
+        fi
+        ok "SIGTERM with --on-cancel=$mode: exit 143, Job ${mode}: as the report says"
+    done
+}
+
+"scenario_$SCENARIO"

@@ -1,0 +1,168 @@
+# Shared helpers of the end-to-end tests: a private kubesim per test, the real envgate
+# binary, condition waits with generous deadlines (never sleeps for assertions), and
+# checks of the log, the reports and the Kubernetes objects (with kubectl and jq).
+# Sourced by gate_e2e.sh and run_e2e.sh; expects ENVGATE and KUBESIM to be set.
+set -euo pipefail
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/envgate-e2e.XXXXXX")
+KUBESIM_PID=
+BG_PIDS=()
+cleanup() {
+    local p
+    for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    if [[ -n $KUBESIM_PID ]]; then
+        kill -TERM "$KUBESIM_PID" 2>/dev/null || true
+        wait "$KUBESIM_PID" 2>/dev/null || true
+    fi
+    if [[ ${E2E_KEEP:-} == 1 ]]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+# A clean environment: outside CI, no colours, kubectl's cache in the temp dir.
+unset CI CI_JOB_ID CI_PIPELINE_ID CI_PIPELINE_URL CI_JOB_URL GITLAB_CI ENVGATE_SECRET_VARS
+export NO_COLOR=1 HOME=$T
+
+fail() {
+    echo "FAIL [${SCENARIO:-?}]: $*" >&2
+    local f
+    for f in "$T"/*.log; do
+        [[ -f $f && $f != */kubesim.log ]] || continue
+        echo "--- $f" >&2
+        tail -40 "$f" >&2
+    done
+    echo "--- kubesim log" >&2
+    tail -20 "$T/kubesim.log" >&2 || true
+    exit 1
+}
+ok() { echo "ok [${SCENARIO:-?}]: $*"; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND until it succeeds.
+wait_for() {
+    local secs=$1 what=$2
+    shift 2
+    local end=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        ((SECONDS < end)) || fail "timed out after ${secs}s waiting for $what"
+        sleep 0.05
+    done
+}
+
+# start_kubesim [--tls]: a private kubesim; sets KUBECONFIG, PORT and K (kubectl).
+start_kubesim() {
+    "$KUBESIM" --port 0 --write-kubeconfig "$T/kubeconfig" --time-scale 0.01 "$@" \
+        >"$T/port" 2>"$T/kubesim.log" &
+    KUBESIM_PID=$!
+    wait_for 30 "kubesim to print its port" test -s "$T/kubeconfig"
+    wait_for 30 "kubesim to print its port" test -s "$T/port"
+    PORT=$(head -1 "$T/port")
+    export KUBECONFIG=$T/kubeconfig
+    K=(kubectl --request-timeout=30s)
+}
+
+ctl() { "$KUBESIM" ctl "$@" >/dev/null; }
+
+# job_script NAME BODY: a container script in the temp dir (run by sh in kubesim).
+job_script() {
+    printf '%s\n' "$2" >"$T/$1.sh"
+    echo "$T/$1.sh"
+}
+
+# job_manifest FILE NAME RESTART_POLICY BACKOFF_LIMIT SCRIPT [EXTRA_SPEC_YAML [EXTRA_POD_YAML]]
+job_manifest() {
+    local file=$1 name=$2 policy=$3 limit=$4 script=$5 extra=${6:-} pod_extra=${7:-}
+    cat >"$file" <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $name
+spec:
+  backoffLimit: $limit
+$extra
+  template:
+    spec:
+      restartPolicy: $policy
+$pod_extra
+      containers:
+        - name: migrations
+          image: registry.example.com/migrations:1.0
+          command: ["sh", "$script"]
+EOF
+}
+
+# count_runs FILE: shell text that counts this run in FILE and leaves the number in $n.
+count_runs() {
+    echo "n=\$(cat '$1' 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n > '$1'"
+}
+
+# gate_bg LOG ARGS...: envgate gate in the background; sets GATE_PID.
+gate_bg() {
+    local log=$1
+    shift
+    "$ENVGATE" gate "$@" >"$log" 2>&1 &
+    GATE_PID=$!
+    BG_PIDS+=("$GATE_PID")
+}
+
+# wait_exit PID SECONDS: waits for a background envgate; sets RC.
+wait_exit() {
+    local pid=$1 secs=$2 end=$((SECONDS + $2))
+    while kill -0 "$pid" 2>/dev/null; do
+        ((SECONDS < end)) || fail "envgate (pid $pid) still running after ${secs}s"
+        sleep 0.05
+    done
+    RC=0
+    wait "$pid" || RC=$?
+}
+
+# run_envgate SECONDS LOG ARGS...: envgate in the foreground with a deadline; sets RC.
+run_envgate() {
+    local secs=$1 log=$2
+    shift 2
+    RC=0
+    timeout -s KILL "$secs" "$ENVGATE" "$@" >"$log" 2>&1 || RC=$?
+    [[ $RC != 137 ]] || fail "envgate $1 did not finish within ${secs}s"
+}
+
+expect_rc() { [[ $RC == "$1" ]] || fail "exit code $RC, want $1 ($2)"; }
+log_has() { grep -qF -- "$2" "$1" || fail "$1 lacks \"$2\""; }
+log_lacks() { ! grep -qF -- "$2" "$1" || fail "$1 has \"$2\""; }
+# log_count FILE REGEX: the number of matching lines.
+log_count() { grep -cE -- "$2" "$1" || true; }
+
+# gate_events NS JOB: "reason<TAB>message" of envgate's events on the Job.
+gate_events() {
+    "${K[@]}" get events -n "$1" -o json | jq -r --arg job "$2" '.items[]
+        | select(.involvedObject.kind == "Job" and .involvedObject.name == $job)
+        | select(.reportingComponent == "envgate" or .source.component == "envgate")
+        | [.reason, (.message | gsub("\n"; " "))] | @tsv'
+}
+# event_summary NS JOB: sorted "count reason" lines of envgate's events on the Job.
+event_summary() { gate_events "$1" "$2" | cut -f1 | sort | uniq -c | sed 's/^ *//'; }
+
+# job_of LOG: the Job name a gate created or re-attached to.
+job_of() { sed -nE 's/.*(created|re-attached to) Job [^/]+\/([a-z0-9.-]+).*/\2/p' "$1" | head -1; }
+jobs_in() { "${K[@]}" get jobs -n "$1" -o json | jq -r '.items[].metadata.name'; }
+pods_of() { "${K[@]}" get pods -n "$1" -l "job-name=$2" -o json; }
+# live_pod NS JOB: a pod of the Job that is running and not being deleted.
+live_pod() {
+    pods_of "$1" "$2" | jq -er '[.items[] | select(.status.phase == "Running"
+        and .metadata.deletionTimestamp == null)][0].metadata.name'
+}
+
+# check_reports DIR ENV RESULT [FAILURE_TYPE]: junit.xml is valid XML with one testcase
+# per step under classname envgate.ENV; envgate.env has the result.
+check_reports() {
+    local dir=$1 env=$2 result=$3 type=${4:-}
+    xmllint --noout "$dir/junit.xml" || fail "$dir/junit.xml is not valid XML"
+    local classes
+    classes=$(xmllint --xpath 'count(//testcase[@classname="envgate.'"$env"'"])' "$dir/junit.xml")
+    local all
+    all=$(xmllint --xpath 'count(//testcase)' "$dir/junit.xml")
+    [[ $classes -ge 1 && $classes == "$all" ]] ||
+        fail "junit: $classes of $all testcases have classname envgate.$env"
+    grep -qx "ENVGATE_RESULT=$result" "$dir/envgate.env" ||
+        fail "envgate.env: want ENVGATE_RESULT=$result, got: $(cat "$dir/envgate.env")"
+    if [[ -n $type ]]; then
+        [[ $(xmllint --xpath 'count(//testcase/failure[@type="'"$type"'"])' "$dir/junit.xml") == 1 ]] ||
+            fail "junit: no failure of type $type"
+    fi
+}
