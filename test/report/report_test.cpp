@@ -2,8 +2,11 @@
 // command, skipped), then each renderer's output matches its golden file in
 // test/golden/ and obeys the format rules of spec/reports.md. Set
 // ENVGATE_UPDATE_GOLDEN=1 to rewrite the golden files after a deliberate change.
+#include <unistd.h>
 #include <boost/test/unit_test.hpp>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -135,10 +138,13 @@ BOOST_AUTO_TEST_CASE(junit_has_one_testcase_per_step_with_reason_as_failure_type
 BOOST_AUTO_TEST_CASE(junit_is_well_formed_xml_for_xmllint) {
     RunReport r = sample_report();
     r.steps[3].message += "\x1b[31m red \x01\x02 and ]]> and <![CDATA[";
-    std::string path = "report_test_junit.xml";
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("envgate_junit_" + std::to_string(::getpid()) + ".xml"))
+                           .string();
     BOOST_REQUIRE(write_file_atomic(path, render_junit(r)).is_ok());
     int rc = std::system(("xmllint --noout " + path).c_str());
     BOOST_TEST(rc == 0);
+    std::filesystem::remove(path);
 }
 
 BOOST_AUTO_TEST_CASE(dotenv_obeys_gitlab_rules) {
