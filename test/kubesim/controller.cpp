@@ -3,6 +3,8 @@
 // removal -> counters, then pod creation, then the terminal condition.
 #include "test/kubesim/controller.h"
 
+#include <iostream>
+
 #include "test/kubesim/controller_util.h"
 
 #include "test/kubesim/job_policy.h"
@@ -68,7 +70,13 @@ void JobController::sync_all() {
         }
     }
     for (const auto& job : jobs) {
-        sync_job(job, by_owner[uid_of(job)]);
+        // A malformed Job must not take the controller (and kubesim) down.
+        try {
+            sync_job(job, by_owner[uid_of(job)]);
+        } catch (const std::exception& e) {
+            std::cerr << "kubesim: job-controller: Job " << name_of(job) << ": " << e.what()
+                      << std::endl;
+        }
     }
 }
 

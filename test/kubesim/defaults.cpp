@@ -1,5 +1,6 @@
 // Create/update defaulting and validation (the API server's strategy for each kind):
 // see resources.h. Messages follow the API server's wording.
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -107,7 +108,40 @@ Status default_pod_spec(const ResourceInfo& info, const json& obj, json& spec,
     return Status::ok();
 }
 
+Status check_types(const ResourceInfo& info, const json& obj) {
+    const json& spec = obj.value("spec", json::object());
+    if (!spec.is_object()) {
+        return invalid(info, obj, "spec", "Invalid value: must be an object");
+    }
+    for (const char* f : {"backoffLimit", "completions", "parallelism", "activeDeadlineSeconds",
+                          "ttlSecondsAfterFinished"}) {
+        if (spec.contains(f) && (!spec[f].is_number_integer() || spec[f].get<int64_t>() < 0)) {
+            return invalid(info, obj, std::string("spec.") + f,
+                           "Invalid value: must be a non-negative integer");
+        }
+    }
+    const json& tmpl = spec.value("template", json::object());
+    const json& pod_spec = tmpl.is_object() ? tmpl.value("spec", json::object()) : json();
+    if (!pod_spec.is_object()) {
+        return invalid(info, obj, "spec.template.spec", "Required value");
+    }
+    for (const char* list : {"initContainers", "containers"}) {
+        for (const auto& c : pod_spec.value(list, json::array())) {
+            for (const char* f : {"command", "args"}) {
+                if (c.contains(f) && (!c[f].is_array() ||
+                                      !std::all_of(c[f].begin(), c[f].end(),
+                                                   [](const json& a) { return a.is_string(); }))) {
+                    return invalid(info, obj, std::string("spec.template.spec.") + list + "." + f,
+                                   "Invalid value: must be a list of strings");
+                }
+            }
+        }
+    }
+    return Status::ok();
+}
+
 Status prepare_job(const ResourceInfo& info, json& obj) {
+    TRY(check_types(info, obj));
     json& meta = obj["metadata"];
     std::string uid = new_uid();
     meta["uid"] = uid;

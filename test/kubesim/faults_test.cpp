@@ -291,6 +291,23 @@ BOOST_AUTO_TEST_CASE(api_errors_are_status_objects) {
                              "application/merge-patch+json");
     BOOST_TEST(code == 200);
     BOOST_TEST(patched["metadata"]["annotations"]["envgate/step"] == "2");
+    // Malformed objects are refused (422) or, where the API accepts them, survived.
+    json bad_job = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", "bad"}}}};
+    bad_job["spec"]["backoffLimit"] = "six";
+    bad_job["spec"]["template"]["spec"] = sleeper_pod("x")["spec"];
+    json refused = send_json(c, "POST", "/apis/batch/v1/namespaces/default/jobs", bad_job, &code);
+    BOOST_TEST(code == 422);
+    BOOST_TEST(refused["reason"] == "Invalid");
+    json odd_pod = sleeper_pod("odd");
+    odd_pod["spec"]["containers"][0]["command"] = {1, 2};
+    send_json(c, "POST", k_pods, odd_pod, &code);
+    BOOST_TEST(code == 201);
+    send_json(c, "POST", k_pods, sleeper_pod("after-odd"), &code);
+    BOOST_TEST(wait_until([&] { return running(c, "after-odd"); }));  // the kubelet went on
+    get_json(c, k_pods + "/odd", &code);
+    BOOST_TEST(code == 200);
+    get_json(c, "/kubesim/v1/healthz", &code);
+    BOOST_TEST(code == 200);
     json gone = send_json(c, "DELETE", k_leases + "/e1", nullptr, &code);
     BOOST_TEST(code == 200);
     get_json(c, k_leases + "/e1", &code);

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <iostream>
 
 #include "test/kubesim/objects.h"
 #include "test/kubesim/processes.h"
@@ -61,11 +62,21 @@ void Kubelet::run() {
         {
             std::lock_guard lock(m_mutex);
             if (m_pods_changed.exchange(false)) {
-                sync_from_store();
+                try {
+                    sync_from_store();
+                } catch (const std::exception& e) {
+                    std::cerr << "kubesim: kubelet: " << e.what() << std::endl;
+                }
             }
             auto now = SteadyClock::now();
             for (auto& [uid, pod] : m_pods) {
-                step(*pod, now);
+                try {
+                    step(*pod, now);
+                } catch (const std::exception& e) {
+                    std::cerr << "kubesim: kubelet: pod " << pod->id.name << ": " << e.what()
+                              << std::endl;
+                    pod->finished = true;  // stop acting on a pod we cannot understand
+                }
                 for (auto* list : {&pod->init, &pod->app}) {
                     for (auto& c : *list) {
                         any_running = any_running || c->running();
