@@ -55,7 +55,7 @@ class HttpKubeApi : public KubeApi {
     std::unique_ptr<HttpTransport> m_transport;
     Clock& m_clock;
     HttpOptions m_options;
-    Random m_random;
+    Random m_random;  // seeds one Random per call, so no lock is held while sleeping
     std::mutex m_random_mutex;
     // cancel_watches(): sticky; aborts the open watch's connection from another thread.
     std::mutex m_cancel_mutex;

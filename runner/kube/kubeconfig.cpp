@@ -162,6 +162,10 @@ Status apply_cluster(const Entry& entry, RestConfig& config) {
                            "must be true or false");
         }
     }
+    if (config.insecure_skip_tls_verify && !config.ca_pem.empty()) {  // as kubectl refuses it
+        return invalid(entry.file, entry.field + ".cluster.insecure-skip-tls-verify",
+                       "cannot be combined with a certificate-authority");
+    }
     return Status::ok();
 }
 

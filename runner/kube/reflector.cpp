@@ -87,6 +87,9 @@ Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change
         static_cast<int>(std::clamp<long long>(left, 1, m_options.watch_timeout_seconds));
     return m_api.watch(m_collection, options, [&](const WatchEvent& event) {
         ++delivered;
+        if (stop_asked()) {
+            return WatchNext::stop;
+        }
         if (std::string rv = rv_of(event.object); !rv.empty()) {
             m_resource_version = rv;
         }
@@ -110,6 +113,9 @@ Status Reflector::poll_until(TimePoint deadline, const ChangeCallback& on_change
     m_stats.polling = true;
     while (true) {
         sleep_until(m_clock.now() + m_options.poll_interval, deadline);
+        if (stop_asked()) {
+            return {Code::cancelled, "watching " + m_collection.describe() + ": stopped"};
+        }
         if (m_clock.now() >= deadline) {
             return deadline_passed();
         }
@@ -128,6 +134,9 @@ Status Reflector::run(TimePoint deadline, const ChangeCallback& on_change) {
     Backoff backoff(m_options.watch_backoff, m_random);
     int failures = 0;
     while (!stopped) {
+        if (stop_asked()) {
+            return {Code::cancelled, "watching " + m_collection.describe() + ": stopped"};
+        }
         if (m_clock.now() >= deadline) {
             return deadline_passed();
         }

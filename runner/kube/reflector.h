@@ -21,6 +21,9 @@ struct ReflectorOptions {
     int watch_failures_before_polling = 3;                  // consecutive failed watches
     int watch_timeout_seconds = 300;                        // asked of the server per watch
     Duration idle_rewatch_delay = std::chrono::seconds(1);  // after an empty, normal end
+    // Polled on every watch event (bookmarks too) and between steps; once it returns true
+    // run() ends with Code::cancelled. An idle watch still blocks until its timeout.
+    std::function<bool()> stop_requested;
     RetryPolicy watch_backoff{
         std::chrono::seconds(1), std::chrono::seconds(30), 2.0, 0.5, std::chrono::seconds(0), 0};
 };
@@ -42,7 +45,8 @@ class Reflector {
               Random& random);
 
     // Delivers every change until `on_change` returns WatchNext::stop (ok), `deadline`
-    // passes (Code::timeout), or the API refuses for good (its Status: Forbidden, ...).
+    // passes (Code::timeout), options.stop_requested says so (Code::cancelled), or the API
+    // refuses for good (its Status: Forbidden, Unauthorized, or a failed list).
     Status run(TimePoint deadline, const ChangeCallback& on_change);
 
     const std::string& resource_version() const { return m_resource_version; }
@@ -56,6 +60,7 @@ class Reflector {
                       int& delivered);
     Status poll_until(TimePoint deadline, const ChangeCallback& on_change);
     Status deadline_passed() const;
+    bool stop_asked() const { return m_options.stop_requested && m_options.stop_requested(); }
     void sleep_until(TimePoint wake, TimePoint deadline);
 
     KubeApi& m_api;

@@ -189,13 +189,16 @@ BOOST_AUTO_TEST_CASE(errors_name_the_file_and_the_field) {
     const auto broken = dir.write(
         "broken",
         "clusters:\n- name: c\n  cluster: {server: https://c}\n- name: noserver\n  cluster: {}\n"
+        "- name: both\n  cluster: {server: https://b, insecure-skip-tls-verify: true, "
+        "certificate-authority-data: Q0E=}\n"
         "users:\n- name: u\n  user: {token: t}\n- name: badexec\n  user:\n    exec: {apiVersion: "
         "client.authentication.k8s.io/v1alpha1, command: x}\n"
         "contexts:\n- name: no-user\n  context: {cluster: c, user: ghost}\n"
         "- name: no-cluster\n  context: {cluster: nowhere, user: u}\n"
         "- name: no-server\n  context: {cluster: noserver, user: u}\n"
         "- name: no-cluster-field\n  context: {user: u}\n"
-        "- name: old-exec\n  context: {cluster: c, user: badexec}\n");
+        "- name: old-exec\n  context: {cluster: c, user: badexec}\n"
+        "- name: insecure-with-ca\n  context: {cluster: both, user: u}\n");
     const auto syntax = dir.write("syntax", "clusters:\n  - name: [unclosed\n");
     struct Case {
         std::string name;
@@ -223,6 +226,10 @@ BOOST_AUTO_TEST_CASE(errors_name_the_file_and_the_field) {
              ": users[name=badexec].user.exec.apiVersion: "
              "\"client.authentication.k8s.io/v1alpha1\" is not supported (want "
              "client.authentication.k8s.io/v1)"},
+        {"insecure with a CA", broken, "insecure-with-ca",
+         "kubeconfig " + broken +
+             ": clusters[name=both].cluster.insecure-skip-tls-verify: "
+             "cannot be combined with a certificate-authority"},
         {"YAML syntax", syntax, "x",
          "kubeconfig " + syntax + ":3:1: end of sequence flow not found"},
     };

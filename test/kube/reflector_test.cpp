@@ -183,6 +183,25 @@ BOOST_AUTO_TEST_CASE(forbidden_watch_ends_the_run) {
     BOOST_TEST(status.message() == "WATCH jobs: 403 Forbidden: jobs is forbidden");
 }
 
+BOOST_AUTO_TEST_CASE(stop_request_seen_on_a_bookmark_cancels_the_run) {
+    // Given: a watch that only sends bookmarks, and a stop requested after the first.
+    ReflectorFixture fx;
+    fx.server.push_json(200, list_body("10", {}));
+    const nlohmann::json bookmark = {{"kind", "Job"}, {"metadata", {{"resourceVersion", "11"}}}};
+    fx.server.push(
+        {200, "", {}, {event_line("BOOKMARK", bookmark), event_line("BOOKMARK", bookmark)}});
+    int asked = 0;
+    kube::ReflectorOptions options;
+    options.stop_requested = [&] { return ++asked >= 2; };
+    kube::Reflector reflector(*fx.api, fx.clock, kube::jobs("gitlab"), options, fx.random);
+    Status status = reflector.run(fx.clock.now() + 1h, fx.recorder("never"));
+    // Then: cancelled without a second watch and without any change delivered.
+    BOOST_TEST(status.code() == Code::cancelled);
+    BOOST_TEST(status.message() == "watching jobs: stopped");
+    BOOST_TEST(fx.seen.empty());
+    BOOST_TEST(fx.server.requests().size() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(deadline_passes_while_nothing_changes) {
     // Given: the fake, whose watches end at once with nothing new.
     FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
