@@ -4,6 +4,7 @@
 # and checks its exit code, log, reports and the Job's events with kubectl.
 ENVGATE=$1 KUBESIM=$2 SCENARIO=$3
 source "$(dirname "$0")/lib.sh"
+# shellcheck disable=SC2119
 start_kubesim
 
 NS=e2e
@@ -31,6 +32,7 @@ scenario_success() {
     [[ -n $job ]] || fail "no Job name in the log"
     [[ $(gate_events "$NS" "$job" | wc -l) == 0 ]] || fail "events recorded on a clean pass"
     check_reports "$T/rep" e1 success
+    [[ $(xmllint --xpath 'count(//testcase)' "$T/rep/junit.xml") == 1 ]] || fail "want one testcase"
     grep -q "ENVGATE_JOB_PRE_MIGRATIONS=$job" "$T/rep/envgate.env" || fail "envgate.env lacks the Job"
     ok "success: exit 0, no gate events, junit valid with classname envgate.e1"
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the end-to-end tests: a private kubesim per test, the real envgate
 # binary, condition waits with generous deadlines (never sleeps for assertions), and
 # checks of the log, the reports and the Kubernetes objects (with kubectl and jq).
@@ -46,14 +47,15 @@ wait_for() {
     done
 }
 
-# start_kubesim [--tls]: a private kubesim; sets KUBECONFIG, PORT and K (kubectl).
+# start_kubesim [--tls]: a private kubesim; sets KUBECONFIG, KUBESIM_PORT, K (kubectl).
 start_kubesim() {
     "$KUBESIM" --port 0 --write-kubeconfig "$T/kubeconfig" --time-scale 0.01 "$@" \
         >"$T/port" 2>"$T/kubesim.log" &
     KUBESIM_PID=$!
     wait_for 30 "kubesim to print its port" test -s "$T/kubeconfig"
     wait_for 30 "kubesim to print its port" test -s "$T/port"
-    PORT=$(head -1 "$T/port")
+    export KUBESIM_PORT
+    KUBESIM_PORT=$(head -1 "$T/port")
     export KUBECONFIG=$T/kubeconfig
     K=(kubectl --request-timeout=30s)
 }

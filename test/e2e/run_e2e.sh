@@ -181,8 +181,8 @@ sleep 0.5")"
     done < <(find "$T" \( -path "$T/locks" -o -name kubeconfig -o -name '*.sh' -o -name '*.yaml' \
         -o -name 'kubesim.log' -o -path "$T/.kube" \) -prune -o -type f -print0)
     [[ ${#leaked[@]} == 0 ]] || fail "secret or token found in: ${leaked[*]}"
-    grep -q "checked" <<<"checked" # the list below proves the grep covered the outputs
-    ls "$T/rep" "$T/rep-gate" | grep -q junit.xml || fail "no reports to check"
+    [[ -f $T/rep/junit.xml && -f $T/rep-gate/junit.xml && -s $T/run.log ]] ||
+        fail "no reports or log to check"
     ok "planted token and ENVGATE_SECRET_VARS value absent from every output and report"
 }
 
