@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "runner/cmd_config.h"
+#include "runner/cmd_dashboard.h"
 #include "runner/cmd_explain.h"
 #include "runner/cmd_generate.h"
 #include "runner/cmd_lock.h"
@@ -110,6 +111,16 @@ Handler define_status(CLI::App& app) {
     return [o](Context& ctx) { return run_status(*o, ctx); };
 }
 
+Handler define_dashboard(CLI::App& app) {
+    auto o = std::make_shared<DashboardOptions>();
+    app.add_option("--out", o->out_dir, "write DIR/index.html here")->required();
+    app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    app.add_option("--runs", o->runs,
+                   "report dirs to take each environment's last run from (each holds a "
+                   "run.json, or sub-folders that do; repeatable)");
+    return [o](Context& ctx) { return run_dashboard(*o, ctx); };
+}
+
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
@@ -117,6 +128,8 @@ const Command k_commands[] = {
     {"lock", "Acquire, release, fail or verify an environment's lock across jobs", define_lock},
     {"status", "Show every lock: state, holder, step, failure, waiters, history", define_status},
     {"unlock", "Manually unlock a held or failed lock, recording who and why", define_unlock},
+    {"dashboard", "Write a static HTML page of every lock and each environment's last run",
+     define_dashboard},
 };
 
 }  // namespace

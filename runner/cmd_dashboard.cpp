@@ -1,0 +1,130 @@
+#include "runner/cmd_dashboard.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <ostream>
+
+#include "runner/cmd_lock.h"
+#include "runner/config.h"
+#include "runner/exit_status.h"
+#include "runner/files.h"
+#include "runner/report/render.h"
+
+namespace envgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FoundRun {
+    RunReport report;
+    std::string origin;
+};
+
+// The newest run of each environment (by finish time) among `files`; unreadable
+// files become notes.
+std::map<std::string, FoundRun> newest_runs(const std::vector<std::string>& files,
+                                            std::vector<std::string>& notes) {
+    std::map<std::string, FoundRun> newest;
+    for (const auto& file : files) {
+        auto text = read_file(file);
+        auto run = text ? parse_run_json(*text, file) : Result<RunReport>(text.status());
+        if (!run) {
+            notes.push_back("skipped " + file + ": " + run.status().message());
+            continue;
+        }
+        std::string env = run->environment;
+        auto it = newest.find(env);
+        if (it == newest.end() || it->second.report.finished < run->finished) {
+            newest[env] = FoundRun{std::move(run).value(), file};
+        }
+    }
+    return newest;
+}
+
+std::optional<DashboardLock> read_lock(const Config& config, const std::string& name, Context& ctx,
+                                       int& exit) {
+    auto target = lock_target(config, name, ctx, exit);
+    if (!target) {
+        return std::nullopt;
+    }
+    DashboardLock l;
+    l.lock.name = name;
+    l.store = target->store->describe();
+    auto read = target->store->read(name);
+    if (read) {
+        l.lock = read->record;
+    } else {
+        l.error = read.status().message();
+    }
+    return l;
+}
+
+}  // namespace
+
+std::vector<std::string> find_run_files(const std::string& dir) {
+    std::vector<std::string> files;
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(dir) / "run.json", ec)) {
+        files.push_back((fs::path(dir) / "run.json").string());
+    }
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        fs::path candidate = entry.path() / "run.json";
+        if (entry.is_directory(ec) && fs::is_regular_file(candidate, ec)) {
+            files.push_back(candidate.string());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+int run_dashboard(const DashboardOptions& o, Context& ctx) {
+    auto config = load_config(o.config_path);
+    if (!config) {
+        ctx.err << config.status().message() << "\n";
+        return k_exit_usage;
+    }
+    DashboardModel model;
+    std::vector<std::string> files;
+    for (const auto& dir : o.runs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) {
+            ctx.err << "envgate dashboard: --runs " << dir << ": not a directory\n";
+            return k_exit_usage;
+        }
+        auto found = find_run_files(dir);
+        files.insert(files.end(), found.begin(), found.end());
+    }
+    auto runs = newest_runs(files, model.notes);
+    std::vector<std::string> names;
+    for (const auto& e : config->environments) {
+        names.push_back(e.name);
+    }
+    names.push_back("qa");
+    for (const auto& name : names) {
+        int exit = k_exit_usage;
+        auto l = read_lock(*config, name, ctx, exit);
+        if (!l) {
+            return exit;
+        }
+        if (auto it = runs.find(name); it != runs.end()) {
+            l->last_run = it->second.report;
+            l->last_run_origin = it->second.origin;
+        }
+        model.locks.push_back(std::move(*l));
+    }
+    for (const auto& note : model.notes) {
+        ctx.err << "envgate dashboard: " << note << "\n";
+    }
+    std::string path = (fs::path(o.out_dir) / "index.html").string();
+    Status written = write_file_atomic(path, render_dashboard(model, ctx.clock.now()));
+    if (!written.is_ok()) {
+        ctx.err << "envgate dashboard: " << written.message() << "\n";
+        return k_exit_infra;
+    }
+    ctx.out << "wrote " << path << " (" << model.locks.size() << " locks, " << runs.size()
+            << " runs from " << files.size() << " run.json files)\n";
+    return k_exit_success;
+}
+
+}  // namespace envgate

@@ -1,0 +1,26 @@
+// `envgate dashboard --out DIR [--config envgate.yml] [--runs DIR...]`: gathers
+// every lock of the config and the newest run.json of each environment found in
+// the report dirs, and writes the static page DIR/index.html (report/dashboard.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner/context.h"
+#include "runner/report/dashboard.h"
+
+namespace envgate {
+
+struct DashboardOptions {
+    std::string out_dir;
+    std::string config_path = "envgate.yml";
+    // Report dirs: each holds a run.json, or sub-folders that hold one.
+    std::vector<std::string> runs;
+};
+
+int run_dashboard(const DashboardOptions& options, Context& ctx);
+
+// The run.json files in `dir` and its direct sub-folders, sorted.
+std::vector<std::string> find_run_files(const std::string& dir);
+
+}  // namespace envgate
