@@ -45,6 +45,12 @@ std::string lock_command(const Plan& plan, const std::string& verb, const std::s
     return fmt::format("envgate lock {} {} {}", verb, lock, config_arg(plan));
 }
 
+// Re-enters the environment's lock (same pipeline) at the start of a job: renews
+// the hold between jobs and records the step, so a failure names where it broke.
+std::string enter_step(const Plan& plan, const std::string& env, const std::string& step) {
+    return lock_command(plan, "acquire", env) + " --step " + step;
+}
+
 std::string no_step(const std::string& step) {
     return fmt::format("echo \"envgate: no '{}' step in the config; nothing to run\"", step);
 }
@@ -120,6 +126,7 @@ Job env_job(const std::string& env, const std::string& what, const std::string& 
 
 Job gate_job(const Plan& plan, const std::string& env, const PlannedGate& gate) {
     Job job = env_job(env, gate.name, env + "-deploy");
+    job.script.push_back(enter_step(plan, env, gate.name));
     job.script.push_back(fmt::format("envgate gate --env {} --gate {} --manifest {} {}", env,
                                      gate.name, shell_quote(gate.manifest), config_arg(plan)));
     job.reports = true;
@@ -135,8 +142,7 @@ std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
         jobs.push_back(std::move(job));
     };
     Job diff = env_job(env, "diff", env + "-diff");
-    diff.script = {lock_command(plan, "acquire", env) + " --step diff",
-                   plan.diff_step.value_or(no_step("diff"))};
+    diff.script = {enter_step(plan, env, "diff"), plan.diff_step.value_or(no_step("diff"))};
     jobs.push_back(std::move(diff));
     for (const auto& gate : plan.gates_before_deploy) {
         chain(gate_job(plan, env, gate));
@@ -144,7 +150,7 @@ std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
     if (plan.deploy_step) {
         Job deploy = env_job(env, "deploy", env + "-deploy");
         deploy.action = "start";
-        deploy.script = {*plan.deploy_step};
+        deploy.script = {enter_step(plan, env, "deploy"), *plan.deploy_step};
         chain(std::move(deploy));
     }
     for (const auto& gate : plan.gates_after_deploy) {
@@ -152,8 +158,8 @@ std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
     }
     if (plan.qa_step) {
         Job qa = env_job(env, "qa", env + "-qa");
-        qa.script = {lock_command(plan, "acquire", "qa"), *plan.qa_step,
-                     lock_command(plan, "release", "qa")};
+        qa.script = {enter_step(plan, env, "qa"), lock_command(plan, "acquire", "qa"),
+                     *plan.qa_step, lock_command(plan, "release", "qa")};
         qa.after_script = {fmt::format("if [ \"$CI_JOB_STATUS\" != \"success\" ]; then {}; fi",
                                        lock_command(plan, "fail", "qa"))};
         chain(std::move(qa));
