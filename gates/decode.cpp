@@ -224,15 +224,15 @@ Status with_source(const Status& s, std::string_view source) {
 
 }  // namespace
 
-Result<Job> decode_job(const nlohmann::json& j, std::string_view source) {
+Result<Job> decode_job_json(const nlohmann::json& j, std::string_view source) {
     Job job;
     TRY(with_source(read_job(j, job), source));
     return job;
 }
 
-Result<Pod> decode_pod(const nlohmann::json& j, std::string_view source) {
+Result<Pod> decode_pod_json(const nlohmann::json& j, std::string_view source) {
     Pod pod;
-    Status s = read_kind(j.is_object() ? j : json::object(), "Pod");
+    Status s = j.is_object() ? read_kind(j, "Pod") : Status::ok();
     if (s.is_ok()) {
         s = read_pod(j, "", pod);
     }
@@ -240,7 +240,7 @@ Result<Pod> decode_pod(const nlohmann::json& j, std::string_view source) {
     return pod;
 }
 
-Result<std::vector<Pod>> decode_pods(const nlohmann::json& j, std::string_view source) {
+Result<std::vector<Pod>> decode_pods_json(const nlohmann::json& j, std::string_view source) {
     std::vector<Pod> pods;
     auto each = [&](const json& item, const std::string& p) {
         Pod pod;
@@ -267,12 +267,12 @@ Result<std::vector<Pod>> decode_pods(const nlohmann::json& j, std::string_view s
 
 Result<Job> decode_job(std::string_view text, std::string_view source) {
     TRY_ASSIGN(json j, parse(text, source));
-    return decode_job(j, source);
+    return decode_job_json(j, source);
 }
 
 Result<std::vector<Pod>> decode_pods(std::string_view text, std::string_view source) {
     TRY_ASSIGN(json j, parse(text, source));
-    return decode_pods(j, source);
+    return decode_pods_json(j, source);
 }
 
 }  // namespace envgate::gates

@@ -1,5 +1,5 @@
 // The JSON-value forms of gates/decode.h, for callers that already hold parsed JSON
-// (the Kubernetes client). Errors name `source` and the JSON path.
+// (the Kubernetes client, watch events). Errors name `source` and the JSON path.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,8 +11,8 @@
 
 namespace envgate::gates {
 
-Result<Job> decode_job(const nlohmann::json& j, std::string_view source);
-Result<Pod> decode_pod(const nlohmann::json& j, std::string_view source);
-Result<std::vector<Pod>> decode_pods(const nlohmann::json& j, std::string_view source);
+Result<Job> decode_job_json(const nlohmann::json& j, std::string_view source);
+Result<Pod> decode_pod_json(const nlohmann::json& j, std::string_view source);
+Result<std::vector<Pod>> decode_pods_json(const nlohmann::json& j, std::string_view source);
 
 }  // namespace envgate::gates

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gates/decode.h"
+#include "gates/decode_json.h"
 #include "gates/failures.h"
 #include "gates/memory_json.h"
 #include "test/gates/builders.h"
@@ -103,6 +104,19 @@ BOOST_AUTO_TEST_CASE(pod_list_and_pod_array_decode_alike) {
     BOOST_TEST(p.containers[0].restart_count == 3);
     BOOST_TEST(p.containers[0].last_state.terminated->exit_code == 2);
     BOOST_TEST(array->front().containers[0].state.waiting->reason == "CrashLoopBackOff");
+}
+
+BOOST_AUTO_TEST_CASE(single_pod_from_parsed_json_checks_kind_and_shape) {
+    auto ok = decode_pod_json(nlohmann::json::parse(R"({"kind":"Pod","metadata":{"name":"p"}})"),
+                              "watch event");
+    BOOST_REQUIRE(ok.is_ok());
+    BOOST_TEST(ok->name == "p");
+    auto wrong = decode_pod_json(nlohmann::json::parse(R"({"kind":"Job"})"), "watch event");
+    BOOST_REQUIRE(!wrong.is_ok());
+    BOOST_TEST(wrong.status().message() == "watch event: .kind: expected \"Pod\", got \"Job\"");
+    auto number = decode_pod_json(nlohmann::json(3), "watch event");
+    BOOST_REQUIRE(!number.is_ok());
+    BOOST_TEST(number.status().message() == "watch event: .: expected an object, got number");
 }
 
 BOOST_AUTO_TEST_CASE(memory_survives_json_and_annotations) {
