@@ -132,6 +132,27 @@ std::string event_name(const std::string& lease, const Transition& t) {
     return lease + "." + hex;
 }
 
+// `lease` laid over the object last read (`base`, may be empty): keeps the labels,
+// annotations and spec fields others added (client-go also PUTs the object it read).
+json merge_onto(const json& base, json lease) {
+    if (base.empty()) {
+        return lease;
+    }
+    json merged = base;
+    for (const char* key : {"labels", "annotations"}) {
+        json& mine = merged["metadata"][key];
+        mine = mine.is_object() ? mine : json::object();
+        mine.update(lease["metadata"][key]);
+    }
+    json spec = object_field(base, "spec");
+    for (const char* key : {"holderIdentity", "acquireTime", "renewTime", "leaseDurationSeconds"}) {
+        spec.erase(key);
+    }
+    spec.update(lease["spec"]);
+    merged["spec"] = std::move(spec);
+    return merged;
+}
+
 }  // namespace
 
 json lease_from_record(const std::string& namespace_name, const LockRecord& record) {
@@ -264,32 +285,14 @@ Result<std::string> KubernetesLeaseStore::write(const std::string& name, const L
         auto before = record_from_lease(name, base);
         previous_seq = before.is_ok() ? last_seq(*before) : -1;
     }
-    json lease = lease_from_record(m_namespace, stored);
-    // Keep what others added (labels, annotations, spec fields we do not own).
-    if (!base.empty()) {
-        json merged = base;
-        for (const char* key : {"labels", "annotations"}) {
-            json& mine = merged["metadata"][key];
-            mine = mine.is_object() ? mine : json::object();
-            mine.update(lease["metadata"][key]);
-        }
-        json spec = object_field(base, "spec");
-        for (const char* key :
-             {"holderIdentity", "acquireTime", "renewTime", "leaseDurationSeconds"}) {
-            spec.erase(key);
-        }
-        spec.update(lease["spec"]);
-        merged["spec"] = std::move(spec);
-        lease = std::move(merged);
-    }
-    const kube::ResourceRef ref = lease_ref(name);
+    json lease = merge_onto(base, lease_from_record(m_namespace, stored));
     Result<json> written = json();
     if (version.empty()) {
         lease["metadata"].erase("resourceVersion");
         written = m_api->create(kube::leases(m_namespace), lease);
     } else {
         lease["metadata"]["resourceVersion"] = version;
-        written = m_api->update(ref, lease);
+        written = m_api->update(lease_ref(name), lease);
     }
     if (!written.is_ok()) {
         Code code = written.status().code();
