@@ -1,5 +1,7 @@
 #include "runner/kube/http_kube_api.h"
 
+#include <sys/socket.h>
+
 #include <Poco/Exception.h>
 #include <Poco/URI.h>
 #include <fmt/format.h>
@@ -87,6 +89,15 @@ void abort_quietly(Poco::Net::HTTPClientSession& session) {
     }
 }
 
+// From another thread: shutdown(2) wakes the blocked reader without touching the TLS
+// state it is using (closing it there would race with SSL_read); the reader then aborts.
+void wake_reader(Poco::Net::HTTPClientSession& session) {
+    const poco_socket_t fd = session.socket().impl()->sockfd();
+    if (fd != POCO_INVALID_SOCKET) {
+        ::shutdown(fd, SHUT_RDWR);
+    }
+}
+
 }  // namespace
 
 Status HttpKubeApi::cancelled_status(const std::string& what) const {
@@ -97,7 +108,7 @@ void HttpKubeApi::cancel_watches() {
     std::lock_guard lock(m_cancel_mutex);
     m_cancelled = true;
     if (m_watch_session != nullptr) {
-        abort_quietly(*m_watch_session);
+        wake_reader(*m_watch_session);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <Poco/Net/Context.h>
 #include <Poco/Net/HTTPRequestHandler.h>
@@ -49,6 +50,9 @@ class CannedHandler : public Poco::Net::HTTPRequestHandler {
         for (const auto& chunk : canned.chunks) {
             out << chunk;
             out.flush();
+        }
+        while (canned.hold_open && !m_server.stopping() && out.good()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a silent watch
         }
     }
 

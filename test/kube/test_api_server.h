@@ -4,6 +4,7 @@
 // Also: a throw-away CA and server certificate made with the openssl CLI.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,7 @@ struct CannedResponse {
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;
     std::vector<std::string> chunks;  // non-empty: a chunked body, one flush per chunk
+    bool hold_open = false;           // after the chunks, keep the stream open until shutdown
 };
 
 struct SeenRequest {
@@ -55,6 +57,7 @@ class TestApiServer {
 
     // Used by the request handler.
     CannedResponse next(SeenRequest seen);
+    bool stopping() const { return m_stopping.load(); }
 
   private:
     mutable std::mutex m_mutex;
@@ -62,6 +65,7 @@ class TestApiServer {
     std::vector<SeenRequest> m_seen;
     std::unique_ptr<Poco::Net::HTTPServer> m_server;
     bool m_tls = false;
+    std::atomic<bool> m_stopping{false};
 };
 
 // A CA and a server certificate for 127.0.0.1 / localhost, written to a temp directory

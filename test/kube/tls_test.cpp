@@ -3,6 +3,9 @@
 // works), insecure-skip-tls-verify, and client-certificate authentication.
 #include <boost/test/unit_test.hpp>
 
+#include <future>
+#include <thread>
+
 #include "runner/kube/http_kube_api.h"
 #include "test/fakes/fake_clock.h"
 #include "test/kube/test_api_server.h"
@@ -100,6 +103,43 @@ BOOST_AUTO_TEST_CASE(bad_pem_data_is_a_configuration_error_without_the_key) {
     BOOST_TEST(api.status().message().find(
                    "/home/ci/.kube/config: cannot use the TLS certificates") == 0u);
     BOOST_TEST(api.status().message().find("not-a-key") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_watches_ends_a_silent_watch_from_another_thread) {
+    // Given: plain and TLS servers whose watch sends one event and then stays silent.
+    for (bool tls : {false, true}) {
+        BOOST_TEST_CONTEXT((tls ? "https" : "http")) {
+            std::optional<ServerTls> server_tls;
+            if (tls) {
+                server_tls = ServerTls{pki().server_cert, pki().server_key, {}};
+            }
+            TestApiServer server(server_tls);
+            const std::string event = R"({"type":"ADDED","object":{"metadata":{"name":"j"}}})";
+            server.push({200, "", {}, {event + "\n"}, true});
+            FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+            kube::RestConfig config;
+            config.server = server.url();
+            config.ca_pem = TestPki::read(pki().ca_cert);
+            auto api = kube::HttpKubeApi::create(config, clock);
+            BOOST_REQUIRE(api.is_ok());
+            std::promise<void> first_event;
+            auto watching = std::async(std::launch::async, [&] {
+                return (*api)->watch(kube::jobs("gitlab"), {}, [&](const kube::WatchEvent&) {
+                    first_event.set_value();
+                    return kube::WatchNext::proceed;
+                });
+            });
+            // When: the event arrived and another thread cancels.
+            BOOST_REQUIRE(first_event.get_future().wait_for(std::chrono::seconds(20)) ==
+                          std::future_status::ready);
+            (*api)->cancel_watches();
+            // Then: the watch returns Cancelled at once (generous bound), and so do new calls.
+            BOOST_REQUIRE(watching.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+            Status status = watching.get();
+            BOOST_TEST(status.code() == Code::cancelled, status.message());
+            BOOST_TEST((*api)->get(k_lease).status().code() == Code::cancelled);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
