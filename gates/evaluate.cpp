@@ -97,7 +97,7 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
     return out;
 }
 
-State state_of(const Job& job, const Attempts& a, const GateMemory& mem) {
+State state_of(const Job& job, const Attempts& a) {
     if (true_condition(job, "Failed") != nullptr) {
         return State::failed;
     }
@@ -108,8 +108,10 @@ State state_of(const Job& job, const Attempts& a, const GateMemory& mem) {
     if (true_condition(job, "FailureTarget") != nullptr) {
         return State::failing;
     }
-    bool failed_before = a.restarts + a.failed_pods > 0 || mem.observed_failures > 0;
-    return failed_before ? State::retrying : State::running;
+    // Retrying while a failed run still counts against a limit. Once none does (the
+    // crash-looping pod succeeded, or left with nothing counted), the Job just runs:
+    // reporting "attempt 0" against remembered failures would read as a new retry.
+    return a.restarts + a.failed_pods > 0 ? State::retrying : State::running;
 }
 
 struct Pass {
@@ -128,7 +130,11 @@ void explain_running(const Pass& p, Verdict& v) {
         v.progressing.message += ", but " + join(waiting, "; ") + ". Details: " + describe;
         v.command = describe;
     } else if (p.pods.empty()) {
-        v.progressing.message += ", no pod yet; FailedCreate events show in: " + describe;
+        v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
+    }
+    if (v.memory.observed_failures > 0) {
+        v.progressing.message +=
+            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
     }
 }
 
@@ -203,7 +209,7 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     v.memory.job_name = job.name;
     Pass p{gate, job, select_pods(job, pods), "Job " + job.namespace_ + "/" + job.name};
     Attempts a = count_attempts(job, p.pods, std::move(v.memory.failed_runs));
-    v.state = state_of(job, a, v.memory);
+    v.state = state_of(job, a);
     bool ending = v.state == State::failing || v.state == State::failed;
     int failed_pods = std::max(a.failed_pods, v.memory.failed_pods);
     int restarts = ending ? std::max(a.restarts, v.memory.restarts) : a.restarts;

@@ -154,7 +154,11 @@ std::string restart_text(const Failure& f) {
                " is not the migration's own)";
     }
     std::string s = "container " + c + " exited " + code + " (" + f.reason + ")";
-    return s + (f.message.empty() ? ", no termination message" : ": " + f.message);
+    std::string_view msg = f.message;
+    while (!msg.empty() && (msg.back() == ' ' || msg.back() == '\n' || msg.back() == '\r')) {
+        msg.remove_suffix(1);
+    }
+    return s + (msg.empty() ? ", no termination message" : ": " + std::string(msg));
 }
 
 }  // namespace
@@ -183,15 +187,39 @@ std::string describe_command(const std::string& ns, const std::string& job) {
     return "kubectl -n " + shell_quote(ns) + " describe " + "job/" + shell_quote(job);
 }
 
+namespace {
+
+bool has_failed_run(const Job& job, const Pod& pod) {
+    if (job.restart_policy != "OnFailure"sv) {
+        return false;
+    }
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+        for (const ContainerStatus& c : *list) {
+            if (failed_run(c) != nullptr) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
                                       TimePoint now) {
     Candidate best;
     bool ending = job_is_ending(job);
     for (const Pod* pod : pods) {
         if (is_pod_failed(job, *pod) && !ignored_by_policy(job, *pod)) {
-            bool own = pod->phase == "Failed"sv ||
-                       find_condition(pod->conditions, "DisruptionTarget") != nullptr;
-            if (own || !ending) {
+            // Its own failure: disrupted (evicted, preempted, drained), or failed with
+            // nobody deleting it. A pod that reached Failed only because it was deleted
+            // (the controller stopping it) carries the kill's exit code, not a failure.
+            bool own = find_condition(pod->conditions, "DisruptionTarget") != nullptr ||
+                       (pod->phase == "Failed"sv && !pod->deletion_timestamp);
+            // A pod deleted with no reason of its own while its containers crash-looped
+            // is the controller giving up on those runs (its status may not say so
+            // yet): the last failure stays the container's, not "was deleted".
+            if (own || (!ending && !has_failed_run(job, *pod))) {
                 consider(best, {pod, nullptr, pod_failure_time(*pod).value_or(now)});
                 continue;
             }
