@@ -120,6 +120,7 @@ void LockManager::report_wait(const LockSpec& spec, const Decision& d, const Loc
         m_log << "  failure: " << describe_failure(r) << "\n  to unlock: " << unlock_command(r)
               << "\n";
     }
+    m_log.flush();  // a CI log is a pipe: people must see the wait while it lasts
 }
 
 AcquireResult LockManager::give_up(const LockSpec& spec, const Holder& who, AcquireEnd end,
@@ -158,6 +159,7 @@ Result<Decision> LockManager::renew(const LockSpec& spec, const Holder& who) {
     Request rq;
     rq.op = Op::renew;
     rq.who = who;
+    rq.step = spec.step;
     rq.lease_duration = spec.lease_duration;
     return apply(spec.name, rq);
 }

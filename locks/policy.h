@@ -29,7 +29,7 @@ enum class Wait { yes, no };
 struct Request {
     Op op = Op::acquire;
     Holder who;                 // the requester (acquire, renew, release, fail, verify)
-    std::string step;           // acquire: the step it is in (kept when empty)
+    std::string step;           // acquire / renew: the step it is in (kept when empty)
     Duration lease_duration{};  // acquire / renew: lease written to the record
     Duration waiter_ttl{};      // acquire: how long our queue entry lives without refresh
     OnFailure on_failure = OnFailure::hold;

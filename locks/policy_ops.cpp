@@ -87,6 +87,9 @@ Decision renew(LockRecord next, const Request& rq, TimePoint now) {
     if (rq.lease_duration > Duration::zero()) {
         next.lease_duration = rq.lease_duration;
     }
+    if (!rq.step.empty()) {
+        next.step = rq.step;  // the holder moved on to another step
+    }
     return with_write(Outcome::renewed, std::move(next), "renewed");
 }
 
