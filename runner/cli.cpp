@@ -8,8 +8,10 @@
 #include "runner/cmd_config.h"
 #include "runner/cmd_dashboard.h"
 #include "runner/cmd_explain.h"
+#include "runner/cmd_gate.h"
 #include "runner/cmd_generate.h"
 #include "runner/cmd_lock.h"
+#include "runner/cmd_run.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/exit_status.h"
@@ -29,8 +31,7 @@ struct Command {
 
 Handler define_explain(CLI::App& app) {
     auto o = std::make_shared<ExplainOptions>();
-    app.add_option("--gate", o->gate,
-                   "pre-migrations | post-migrations | batched-migrations-check")
+    app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
         ->required();
     app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)")->required();
     app.add_option("--pods", o->pods_path, "its pods: a PodList or a JSON array of pods");
@@ -47,8 +48,7 @@ Handler define_config(CLI::App& app) {
         "Validate the config and print every environment's effective settings. Exit 0 when "
         "valid; otherwise exit 2 with every error found, one per line, in file order, as "
         "FILE:LINE:COLUMN: FIELD: MESSAGE. Only reads the file: no lock, no cluster.");
-    check->add_option("--config", o->config_path, "the config file")
-        ->capture_default_str();
+    check->add_option("--config", o->config_path, "the config file")->capture_default_str();
     return [o](Context& ctx) { return run_config_check(*o, ctx); };
 }
 
@@ -73,6 +73,32 @@ Handler define_generate(CLI::App& app) {
                    "job per environment")
         ->capture_default_str();
     return [o](Context& ctx) { return run_generate(*o, ctx); };
+}
+
+Handler define_gate(CLI::App& app) {
+    auto o = std::make_shared<GateOptions>();
+    app.add_option("--env", o->environment,
+                   "the environment (its namespace and context come "
+                   "from the config)")
+        ->required();
+    app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
+        ->required();
+    app.add_option("--manifest", o->manifest,
+                   "the Job manifest (YAML or JSON; - reads stdin); default: the config's");
+    app.add_option("--config", o->config, "envgate.yml (optional with --manifest)")
+        ->capture_default_str();
+    app.add_option("--namespace", o->namespace_, "namespace of the Job (default: the config's)");
+    app.add_option("--timeout", o->timeout,
+                   "fail the gate after this long (default: the "
+                   "config's, else 1h)");
+    app.add_option("--poll-interval", o->poll_interval, "poll this often if watching fails")
+        ->capture_default_str();
+    app.add_option("--on-cancel", o->on_cancel, "leave | delete the Job when cancelled")
+        ->capture_default_str();
+    app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
+    app.add_option("--context", o->context, "kubeconfig context (default: the environment's)");
+    app.add_option("--report-dir", o->report_dir, "where the reports go")->capture_default_str();
+    return [o](Context& ctx) { return run_gate(*o, ctx); };
 }
 
 Handler define_lock(CLI::App& app) {
@@ -111,6 +137,22 @@ Handler define_status(CLI::App& app) {
     return [o](Context& ctx) { return run_status(*o, ctx); };
 }
 
+Handler define_run(CLI::App& app) {
+    auto o = std::make_shared<RunOptions>();
+    app.add_option("--env", o->environment, "the environment to upgrade")->required();
+    app.add_option("--config", o->config, "envgate.yml")->capture_default_str();
+    app.add_option("--report-dir", o->report_dir, "where the reports go")->capture_default_str();
+    app.add_option("--holder", o->holder, "lock holder id outside CI (default local:USER@HOST)");
+    app.add_option("--wait-timeout", o->wait_timeout, "give up waiting for the lock (exit 3)");
+    app.add_flag("--no-wait", o->no_wait, "exit 3 at once if the lock is not free");
+    app.add_option("--on-cancel", o->on_cancel, "leave | delete a running gate Job when cancelled")
+        ->capture_default_str();
+    app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
+    app.add_option("--poll-interval", o->poll_interval, "poll this often if watching fails")
+        ->capture_default_str();
+    return [o](Context& ctx) { return run_run(*o, ctx); };
+}
+
 Handler define_dashboard(CLI::App& app) {
     auto o = std::make_shared<DashboardOptions>();
     app.add_option("--out", o->out_dir, "write DIR/index.html here")->required();
@@ -124,6 +166,10 @@ Handler define_dashboard(CLI::App& app) {
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
+    {"run", "Upgrade one environment: lock, steps and gates in order, reports, failure policy",
+     define_run},
+    {"gate", "Launch a gate's migration Job and block on it with exact retry accounting",
+     define_gate},
     {"generate", "Write the child pipeline for the environments a change touches", define_generate},
     {"lock", "Acquire, release, fail or verify an environment's lock across jobs", define_lock},
     {"status", "Show every lock: state, holder, step, failure, waiters, history", define_status},

@@ -156,7 +156,9 @@ int run_gate(const GateOptions& o, Context& ctx) {
     report.result = result.exit_code == k_exit_success ? RunResult::success
                     : result.exit_code >= 128          ? RunResult::cancelled
                                                        : RunResult::failed;
-    if (Status written = write_reports(o.report_dir, report); !written.is_ok()) {
+    if (Status written = write_reports(
+            o.report_dir, masked(report, [&log](std::string t) { return log.mask(std::move(t)); }));
+        !written.is_ok()) {
         ctx.err << "envgate gate: reports not written: " << written.message() << "\n";
     }
     return result.exit_code;

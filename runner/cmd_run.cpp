@@ -64,7 +64,9 @@ int run_run(const RunOptions& o, Context& ctx) {
     log.section_start(section, "envgate run " + env->name);
     int code = upgrade.run();
     log.section_end(section);
-    Status written = write_reports(o.report_dir, upgrade.report());
+    Status written = write_reports(o.report_dir, masked(upgrade.report(), [&log](std::string t) {
+                                       return log.mask(std::move(t));
+                                   }));
     if (!written.is_ok()) {
         ctx.err << "envgate run: reports not written: " << written.message() << "\n";
     } else {

@@ -1,5 +1,7 @@
 #include "runner/gate/change_watch.h"
 
+#include <utility>
+
 namespace envgate {
 
 ChangeWatch::ChangeWatch(KubeApiFactory factory, Clock& clock, kube::ReflectorOptions options)
@@ -10,21 +12,25 @@ ChangeWatch::~ChangeWatch() {
 }
 
 Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListOptions& selectors,
-                          TimePoint deadline) {
+                          TimePoint deadline, KeepDeleted keep) {
     TRY_ASSIGN(auto api, m_factory());
     auto worker = std::make_unique<Worker>();
     worker->api = std::move(api);
     kube::ReflectorOptions options = m_options;
     options.selectors = selectors;
     kube::KubeApi* raw = worker->api.get();
-    worker->thread = std::thread([this, raw, collection, options, deadline] {
-        Status end = kube::watch_until(*raw, m_clock, collection, options, deadline,
-                                       [this](kube::EventType, const nlohmann::json&) {
-                                           notify();
-                                           std::lock_guard lock(m_mutex);
-                                           return m_stopping ? kube::WatchNext::stop
-                                                             : kube::WatchNext::proceed;
-                                       });
+    worker->thread = std::thread([this, raw, collection, options, deadline, keep] {
+        Status end = kube::watch_until(
+            *raw, m_clock, collection, options, deadline,
+            [this, keep](kube::EventType type, const nlohmann::json& object) {
+                std::lock_guard lock(m_mutex);
+                if (keep == KeepDeleted::yes && type == kube::EventType::deleted) {
+                    m_deleted.push_back(object);
+                }
+                m_changed = true;
+                m_cv.notify_all();
+                return m_stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
+            });
         std::lock_guard lock(m_mutex);
         if (!end.is_ok() && end.code() != Code::timeout && !m_stopping) {
             m_failures.push_back(end);
@@ -69,6 +75,11 @@ void ChangeWatch::stop() {
         }
     }
     m_workers.clear();
+}
+
+std::vector<nlohmann::json> ChangeWatch::take_deleted() {
+    std::lock_guard lock(m_mutex);
+    return std::exchange(m_deleted, {});
 }
 
 std::vector<Status> ChangeWatch::failures() {

@@ -27,9 +27,15 @@ class ChangeWatch {
     ChangeWatch(const ChangeWatch&) = delete;
     ChangeWatch& operator=(const ChangeWatch&) = delete;
 
-    // Starts watching `collection` (with `selectors`) until `deadline` or stop().
+    enum class KeepDeleted { no, yes };
+    // Starts watching `collection` (with `selectors`) until `deadline` or stop(). With
+    // KeepDeleted::yes the last state of each deleted object is kept for take_deleted().
     Status start(const kube::ResourceRef& collection, const kube::ListOptions& selectors,
-                 TimePoint deadline);
+                 TimePoint deadline, KeepDeleted keep = KeepDeleted::no);
+
+    // The objects deleted since the last call, as the watch last saw them: a pod that
+    // was preempted and gone before a pass could list it still tells how it failed.
+    std::vector<nlohmann::json> take_deleted();
 
     // Blocks until a change was seen since the last call (true), or `until` passed or a
     // signal is pending (false). Real time: the caller's clock only sets `until`.
@@ -56,6 +62,7 @@ class ChangeWatch {
     bool m_changed = true;  // the first wait returns at once: read the first snapshot
     bool m_stopping = false;
     std::vector<Status> m_failures;
+    std::vector<nlohmann::json> m_deleted;
     std::vector<std::unique_ptr<Worker>> m_workers;
 };
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gates/decode_json.h"
 #include "gates/evaluate.h"
 #include "gates/memory_json.h"
@@ -69,8 +71,8 @@ Result<json> GateRunner::launch(const RenderedJob& job) {
 }
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
-                                             const json& selector,
-                                             const gates::GateMemory& memory) {
+                                             const json& selector, const gates::GateMemory& memory,
+                                             const std::vector<json>& departed) {
     Pass pass;
     auto job = m_api.get(kube::jobs(id.namespace_, id.name));
     if (job.is_ok() && job->at("metadata").value("uid", "") == id.uid) {
@@ -87,6 +89,15 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         for (const auto& item : list.items) {
             TRY_ASSIGN(gates::Pod pod, gates::decode_pod_json(item, "pod"));
             pods.push_back(std::move(pod));
+        }
+        for (const auto& item : departed) {
+            auto pod = gates::decode_pod_json(item, "deleted pod");
+            bool listed = pod.is_ok() && std::any_of(pods.begin(), pods.end(), [&](const auto& p) {
+                              return p.uid == pod->uid;
+                          });
+            if (pod.is_ok() && !listed) {
+                pods.push_back(std::move(pod).value());
+            }
         }
     }
     std::optional<gates::Job> decoded;
@@ -197,20 +208,35 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     Status started =
         watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name}, deadline);
     if (started.is_ok()) {
-        started = watch.start(kube::pods(id.namespace_), {label_selector(selector), ""}, deadline);
+        started = watch.start(kube::pods(id.namespace_), {label_selector(selector), ""}, deadline,
+                              ChangeWatch::KeepDeleted::yes);
     }
     if (!started.is_ok()) {
         m_log.line(Tone::plain, "watching is not possible (" + started.message() +
                                     "); polling every " + format_duration(settings.poll_interval));
     }
     Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
+    bool settled = false;
+    std::vector<json> departed;  // deleted pods not yet seen by a completed pass
     while (true) {
-        auto pass = observe(settings, id, selector, memory);
+        for (auto& gone : watch.take_deleted()) {
+            departed.push_back(std::move(gone));
+        }
+        auto pass = observe(settings, id, selector, memory, departed);
+        if (pass && pass->verdict.state == gates::State::failed && !settled) {
+            // The Job's Failed status can arrive before the watch delivered the deletion
+            // of the pod that took it past its limit: let the pod watch catch up once,
+            // so the failure names that pod.
+            settled = true;
+            watch.wait(m_clock.now() + std::chrono::milliseconds(500), settings.pending_signal);
+            continue;
+        }
         if (!pass) {
             return finish(settings, id, step,
                           fail(StepState::failed, "KubernetesApiError", pass.status().message(),
                                k_exit_infra));
         }
+        departed.clear();
         report_change(settings, pass->verdict, step);
         Status kept = remember(settings, id, *pass, memory);
         if (!kept.is_ok()) {

@@ -45,8 +45,11 @@ class GateRunner {
   private:
     struct Pass;
     Result<nlohmann::json> launch(const RenderedJob& job);
+    // `departed`: pods deleted since the last pass, as last seen (they join this pass
+    // when the list no longer has them).
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
-                         const nlohmann::json& selector, const gates::GateMemory& memory);
+                         const nlohmann::json& selector, const gates::GateMemory& memory,
+                         const std::vector<nlohmann::json>& departed);
     Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
                     gates::GateMemory& memory);
     void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,

@@ -74,4 +74,30 @@ const StepReport* RunReport::failed_step() const {
     return nullptr;
 }
 
+RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask) {
+    RunReport r = report;
+    auto opt = [&](std::optional<std::string>& v) {
+        if (v) {
+            v = mask(*v);
+        }
+    };
+    for (StepReport& s : r.steps) {
+        s.message = mask(s.message);
+        s.reason = mask(s.reason);
+        s.skipped_why = mask(s.skipped_why);
+        opt(s.command);
+        for (VerdictChange& h : s.history) {
+            h.message = mask(h.message);
+            opt(h.command);
+        }
+    }
+    r.lock.holder = mask(r.lock.holder);
+    opt(r.lock.holder_pipeline_url);
+    opt(r.lock.holder_job_url);
+    opt(r.lock.unlock_command);
+    opt(r.pipeline_url);
+    opt(r.job_url);
+    return r;
+}
+
 }  // namespace envgate

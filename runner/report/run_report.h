@@ -3,6 +3,7 @@
 // it goes; renderers never see Kubernetes or lock objects directly.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,5 +75,9 @@ struct RunReport {
     // The first failed (or cancelled) step, if any.
     const StepReport* failed_step() const;
 };
+
+// A copy of `report` with `mask` applied to every text a person or a process wrote
+// (messages, commands, history, holder, URLs): how secrets stay out of the reports.
+RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask);
 
 }  // namespace envgate
