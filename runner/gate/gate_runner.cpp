@@ -111,9 +111,23 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
 Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
                             gates::GateMemory& memory) {
     const gates::Verdict& v = pass.verdict;
+    // Events are recorded before the memory is saved: a crash in between records them
+    // again under the same names, which the API refuses as AlreadyExists.
+    const gates::GateNames& names = gates::names(settings.gate);
+    int rose = v.memory.observed_failures - memory.observed_failures;
+    if (v.event && v.event->reason == names.retry_event && rose > 1) {
+        // Several runs failed between two passes (a slow or faulty API): one event per
+        // failed run all the same; only the newest one's details are known.
+        for (int i = 1; i < rose; ++i) {
+            gates::GateMemory at = v.memory;
+            at.observed_failures = memory.observed_failures + i;
+            gates::Event earlier{"Warning", names.retry_event,
+                                 "failed attempt " + std::to_string(at.observed_failures) +
+                                     " (seen together with a later one; see the next event)"};
+            TRY(record_gate_event(m_api, id, earlier, at, settings.instance, m_clock.now()));
+        }
+    }
     if (v.event) {
-        // Recorded before the memory is saved: a crash in between records it again
-        // under the same name, which the API refuses as AlreadyExists.
         TRY(record_gate_event(m_api, id, *v.event, v.memory, settings.instance, m_clock.now()));
     }
     if (pass.job && v.memory != memory) {
