@@ -43,8 +43,19 @@ void remember_failure(GateMemory& mem, const std::optional<Failure>& newest) {
     if (!newest) {
         return;
     }
+    auto key_of = [](const Failure& f) {
+        return f.pod + "/" + f.container.value_or("") + "/" + f.reason;
+    };
     const std::optional<Failure>& last = mem.last_failure;
-    if (!last || (!same_failure(*newest, *last) && newest->at > last->at)) {
+    std::string key = key_of(*newest);
+    auto seen = std::lower_bound(mem.failures_seen.begin(), mem.failures_seen.end(), key);
+    bool fresh =
+        (seen == mem.failures_seen.end() || *seen != key) && !(last && key_of(*last) == key);
+    if (seen == mem.failures_seen.end() || *seen != key) {
+        mem.failures_seen.insert(seen, key);
+    }
+    if (!last || (!same_failure(*newest, *last) &&
+                  (newest->at > last->at || (fresh && newest->at == last->at)))) {
         mem.last_failure = newest;
     }
 }

@@ -36,6 +36,7 @@ json counts_to_json(const GateMemory& m) {
             {"restarts", m.restarts},
             {"failed_pods", m.failed_pods},
             {"failed_runs", m.failed_runs},
+            {"failures_seen", m.failures_seen},
             {"failure_recorded", m.failure_recorded},
             {"completed", m.completed}};
 }
@@ -59,6 +60,7 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
             TRY(read_count(*runs, key, rp, m.failed_runs[key]));
         }
     }
+    TRY(read_string_list(j, "failures_seen", p, m.failures_seen));
     TRY(read_bool(j, "failure_recorded", p, m.failure_recorded));
     TRY(read_bool(j, "completed", p, m.completed));
     return Status::ok();

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "gates/time.h"
 
@@ -44,6 +45,9 @@ struct GateMemory {
     int failed_pods = 0;        // highest failed-pod count seen
     // Failed runs seen per "pod-uid/container" (exactly-once across snapshots).
     RunCounts failed_runs;
+    // Failures already seen ("pod/container/reason"): a failure seen for the first
+    // time is newer than the last one even when their timestamps tie (seconds).
+    std::vector<std::string> failures_seen;
     bool failure_recorded = false;  // the *Failed event was recorded
     bool completed = false;         // the Job was seen Complete / SuccessCriteriaMet
     std::optional<Failure> last_failure;
