@@ -5,21 +5,36 @@
 
 namespace kubesim {
 
+namespace {
+
+// `j[key]`, or an empty object when `j` has no such key: reading a missing field of a
+// const json with operator[] is undefined behaviour (and an assertion in debug builds).
+const json& sub(const json& j, const char* key) {
+    static const json k_empty = json::object();
+    if (!j.is_object()) {
+        return k_empty;
+    }
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? k_empty : *it;
+}
+
+}  // namespace
+
 bool pod_terminal(const json& pod) {
-    std::string phase = pod["status"].value("phase", "");
+    std::string phase = sub(pod, "status").value("phase", "");
     return phase == "Succeeded" || phase == "Failed";
 }
 
 bool pod_active(const json& pod) {
-    return !pod_terminal(pod) && !pod["metadata"].contains("deletionTimestamp");
+    return !pod_terminal(pod) && !sub(pod, "metadata").contains("deletionTimestamp");
 }
 
 bool pod_terminating(const json& pod) {
-    return !pod_terminal(pod) && pod["metadata"].contains("deletionTimestamp");
+    return !pod_terminal(pod) && sub(pod, "metadata").contains("deletionTimestamp");
 }
 
 bool has_tracking_finalizer(const json& pod) {
-    for (const auto& f : pod["metadata"].value("finalizers", json::array())) {
+    for (const auto& f : sub(pod, "metadata").value("finalizers", json::array())) {
         if (f == "batch.kubernetes.io/job-tracking") {
             return true;
         }
@@ -28,56 +43,56 @@ bool has_tracking_finalizer(const json& pod) {
 }
 
 bool pod_failed(const json& pod, const json& job) {
-    std::string phase = pod["status"].value("phase", "");
+    std::string phase = sub(pod, "status").value("phase", "");
     if (phase == "Failed") {
         return true;
     }
-    bool only_failed = job["spec"].contains("podFailurePolicy") ||
-                       job["spec"].value("podReplacementPolicy", "") == "Failed";
+    bool only_failed = sub(job, "spec").contains("podFailurePolicy") ||
+                       sub(job, "spec").value("podReplacementPolicy", "") == "Failed";
     if (only_failed) {
         return false;
     }
-    return pod["metadata"].contains("deletionTimestamp") && phase != "Succeeded";
+    return sub(pod, "metadata").contains("deletionTimestamp") && phase != "Succeeded";
 }
 
 bool past_backoff_limit_on_failure(const json& job, const std::vector<json>& pods) {
-    if (job["spec"]["template"]["spec"].value("restartPolicy", "") != "OnFailure") {
+    if (sub(sub(sub(job, "spec"), "template"), "spec").value("restartPolicy", "") != "OnFailure") {
         return false;
     }
     int64_t sum = 0;
     for (const auto& pod : pods) {
-        std::string phase = pod["status"].value("phase", "");
+        std::string phase = sub(pod, "status").value("phase", "");
         if (phase != "Running" && phase != "Pending") {
             continue;
         }
         for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-            for (const auto& c : pod["status"].value(list, json::array())) {
+            for (const auto& c : sub(pod, "status").value(list, json::array())) {
                 sum += c.value("restartCount", 0);
             }
         }
     }
-    int64_t limit = job["spec"].value("backoffLimit", 6);
+    int64_t limit = sub(job, "spec").value("backoffLimit", 6);
     return limit == 0 ? sum > 0 : sum >= limit;
 }
 
 namespace {
 
 bool exit_codes_match(const json& rule, int code) {
-    const json& on = rule["onExitCodes"];
-    const json& values = on["values"];
+    const json& on = sub(rule, "onExitCodes");
+    const json& values = sub(on, "values");
     bool in = std::find(values.begin(), values.end(), json(code)) != values.end();
     return on.value("operator", "In") == "In" ? in : !in;
 }
 
 // The first terminated container (app, then init) with a non-zero exit code matching.
 std::optional<std::pair<std::string, int>> matching_container(const json& rule, const json& pod) {
-    std::string only = rule["onExitCodes"].value("containerName", "");
+    std::string only = sub(rule, "onExitCodes").value("containerName", "");
     for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
-        for (const auto& c : pod["status"].value(list, json::array())) {
-            if (!c["state"].contains("terminated")) {
+        for (const auto& c : sub(pod, "status").value(list, json::array())) {
+            if (!sub(c, "state").contains("terminated")) {
                 continue;
             }
-            int code = c["state"]["terminated"].value("exitCode", 0);
+            int code = sub(sub(c, "state"), "terminated").value("exitCode", 0);
             std::string name = c.value("name", "");
             if (code == 0 || (!only.empty() && name != only)) {
                 continue;
@@ -93,12 +108,12 @@ std::optional<std::pair<std::string, int>> matching_container(const json& rule, 
 }  // namespace
 
 PolicyMatch match_pod_failure_policy(const json& job, const json& pod) {
-    if (!job["spec"].contains("podFailurePolicy")) {
+    if (!sub(job, "spec").contains("podFailurePolicy")) {
         return {};
     }
-    const json& rules = job["spec"]["podFailurePolicy"].value("rules", json::array());
+    const json& rules = sub(sub(job, "spec"), "podFailurePolicy").value("rules", json::array());
     std::string pod_ref =
-        pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
+        sub(pod, "metadata").value("namespace", "") + "/" + sub(pod, "metadata").value("name", "");
     for (size_t i = 0; i < rules.size(); ++i) {
         const json& rule = rules[i];
         std::string action = rule.value("action", "");
@@ -111,7 +126,7 @@ PolicyMatch match_pod_failure_policy(const json& job, const json& pod) {
             }
         }
         for (const auto& pattern : rule.value("onPodConditions", json::array())) {
-            for (const auto& c : pod["status"].value("conditions", json::array())) {
+            for (const auto& c : sub(pod, "status").value("conditions", json::array())) {
                 if (c.value("type", "") == pattern.value("type", "") &&
                     c.value("status", "") == pattern.value("status", "True")) {
                     return {action, "Pod " + pod_ref + " has condition " +
@@ -125,10 +140,10 @@ PolicyMatch match_pod_failure_policy(const json& job, const json& pod) {
 }
 
 const json* find_true_condition(const json& job, const std::string& type) {
-    if (!job.contains("status") || !job["status"].contains("conditions")) {
+    if (!job.contains("status") || !sub(job, "status").contains("conditions")) {
         return nullptr;
     }
-    for (const auto& c : job["status"]["conditions"]) {
+    for (const auto& c : sub(sub(job, "status"), "conditions")) {
         if (c.value("type", "") == type && c.value("status", "") == "True") {
             return &c;
         }
