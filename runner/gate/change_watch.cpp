@@ -42,12 +42,6 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
     return Status::ok();
 }
 
-void ChangeWatch::notify() {
-    std::lock_guard lock(m_mutex);
-    m_changed = true;
-    m_cv.notify_all();
-}
-
 bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_signal) {
     std::unique_lock lock(m_mutex);
     while (!m_changed) {

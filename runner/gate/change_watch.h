@@ -52,7 +52,6 @@ class ChangeWatch {
         std::unique_ptr<kube::KubeApi> api;
         std::thread thread;
     };
-    void notify();
 
     KubeApiFactory m_factory;
     Clock& m_clock;
