@@ -24,7 +24,8 @@ namespace {
 
 class CannedHandler : public Poco::Net::HTTPRequestHandler {
   public:
-    explicit CannedHandler(TestApiServer& server) : m_server(server) {}
+    explicit CannedHandler(std::shared_ptr<TestApiServer::Shared> shared)
+        : m_shared(std::move(shared)) {}
 
     void handleRequest(Poco::Net::HTTPServerRequest& request,
                        Poco::Net::HTTPServerResponse& response) override {
@@ -35,7 +36,7 @@ class CannedHandler : public Poco::Net::HTTPRequestHandler {
         seen.content_type = request.getContentType();
         Poco::StreamCopier::copyToString(request.stream(), seen.body);
         seen.client_port = request.clientAddress().port();
-        CannedResponse canned = m_server.next(std::move(seen));
+        CannedResponse canned = m_shared->next(std::move(seen));
         response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(canned.status));
         response.setContentType("application/json");
         for (const auto& [name, value] : canned.headers) {
@@ -51,25 +52,25 @@ class CannedHandler : public Poco::Net::HTTPRequestHandler {
             out << chunk;
             out.flush();
         }
-        while (canned.hold_open && !m_server.stopping() && out.good()) {
+        while (canned.hold_open && !m_shared->stopping.load() && out.good()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a silent watch
         }
     }
 
   private:
-    TestApiServer& m_server;
+    std::shared_ptr<TestApiServer::Shared> m_shared;
 };
 
 class Factory : public Poco::Net::HTTPRequestHandlerFactory {
   public:
-    explicit Factory(TestApiServer& server) : m_server(server) {}
+    explicit Factory(std::shared_ptr<TestApiServer::Shared> shared) : m_shared(std::move(shared)) {}
     Poco::Net::HTTPRequestHandler* createRequestHandler(
         const Poco::Net::HTTPServerRequest&) override {
-        return new CannedHandler(m_server);
+        return new CannedHandler(m_shared);
     }
 
   private:
-    TestApiServer& m_server;
+    std::shared_ptr<TestApiServer::Shared> m_shared;
 };
 
 void run(const std::string& command) {
@@ -101,11 +102,12 @@ TestApiServer::TestApiServer(std::optional<ServerTls> tls) : m_tls(tls.has_value
     auto* params = new Poco::Net::HTTPServerParams;
     params->setMaxThreads(4);
     params->setKeepAlive(true);
-    m_server = std::make_unique<Poco::Net::HTTPServer>(new Factory(*this), *socket, params);
+    m_server = std::make_unique<Poco::Net::HTTPServer>(new Factory(m_shared), *socket, params);
     m_server->start();
 }
 
 TestApiServer::~TestApiServer() {
+    m_shared->stopping = true;
     m_server->stopAll(true);
 }
 
@@ -115,24 +117,24 @@ std::string TestApiServer::url() const {
 }
 
 void TestApiServer::push(CannedResponse response) {
-    std::lock_guard lock(m_mutex);
-    m_queue.push_back(std::move(response));
+    std::lock_guard lock(m_shared->mutex);
+    m_shared->queue.push_back(std::move(response));
 }
 
 std::vector<SeenRequest> TestApiServer::requests() const {
-    std::lock_guard lock(m_mutex);
-    return m_seen;
+    std::lock_guard lock(m_shared->mutex);
+    return m_shared->seen;
 }
 
-CannedResponse TestApiServer::next(SeenRequest seen) {
-    std::lock_guard lock(m_mutex);
-    m_seen.push_back(std::move(seen));
-    if (m_queue.empty()) {
+CannedResponse TestApiServer::Shared::next(SeenRequest request) {
+    std::lock_guard lock(mutex);
+    seen.push_back(std::move(request));
+    if (queue.empty()) {
         return {
             500, status_body(500, "InternalError", "test server: no canned response left"), {}, {}};
     }
-    CannedResponse out = std::move(m_queue.front());
-    m_queue.pop_front();
+    CannedResponse out = std::move(queue.front());
+    queue.pop_front();
     return out;
 }
 

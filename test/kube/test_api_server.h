@@ -55,17 +55,20 @@ class TestApiServer {
     void push_json(int status, const std::string& body) { push({status, body, {}, {}}); }
     std::vector<SeenRequest> requests() const;
 
-    // Used by the request handler.
-    CannedResponse next(SeenRequest seen);
-    bool stopping() const { return m_stopping.load(); }
+    // What the request handlers share with the server. Handlers keep it alive, as Poco
+    // may still be running one of them for a moment after the server is destroyed.
+    struct Shared {
+        mutable std::mutex mutex;
+        std::deque<CannedResponse> queue;
+        std::vector<SeenRequest> seen;
+        std::atomic<bool> stopping{false};
+        CannedResponse next(SeenRequest request);
+    };
 
   private:
-    mutable std::mutex m_mutex;
-    std::deque<CannedResponse> m_queue;
-    std::vector<SeenRequest> m_seen;
+    std::shared_ptr<Shared> m_shared = std::make_shared<Shared>();
     std::unique_ptr<Poco::Net::HTTPServer> m_server;
     bool m_tls = false;
-    std::atomic<bool> m_stopping{false};
 };
 
 // A CA and a server certificate for 127.0.0.1 / localhost, written to a temp directory
