@@ -187,6 +187,8 @@ std::unique_ptr<Poco::Net::HTTPClientSession> HttpTransport::new_session(Duratio
 Status HttpTransport::transport_error(const HttpRequest& request, const std::exception& e) const {
     Code code = Code::transient;
     std::string detail = e.what();
+    const std::string& method =
+        request.shown_method.empty() ? request.method : request.shown_method;
     if (const auto* poco = dynamic_cast<const Poco::Exception*>(&e)) {
         detail = poco->displayText();
         const bool closed =
@@ -194,9 +196,14 @@ Status HttpTransport::transport_error(const HttpRequest& request, const std::exc
         if (dynamic_cast<const Poco::Net::SSLException*>(poco) && !closed) {
             code = Code::failed;  // TLS verification: retrying will not help
         }
+        if (code == Code::failed && detail.find("certificate verify failed") != std::string::npos) {
+            return {code,
+                    fmt::format("{} {}: {}: the server's TLS certificate could not be "
+                                "verified ({}); check the cluster's certificate authority "
+                                "in {}",
+                                method, request.what, m_config.server, detail, m_config.source)};
+        }
     }
-    const std::string& method =
-        request.shown_method.empty() ? request.method : request.shown_method;
     return {code, fmt::format("{} {}: {}: {}", method, request.what, m_host, detail)};
 }
 
