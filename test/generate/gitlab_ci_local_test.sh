@@ -1,110 +1,152 @@
 #!/usr/bin/env bash
-# Runs the envgate components in a real CI runner, gitlab-ci-local 4.65.1 (shell
-# executor, no docker): a throw-away project that includes the `generate` and
-# `unlock` components from itself, two commits, then
-#   1. a push pipeline: the real `envgate generate` writes the child pipeline, the
-#      trigger job runs it, and staging's split jobs run in order (lock, diff,
-#      gates, deploy, release; not fail);
-#   2. a merge-request pipeline: the diff-only child warns that staging is locked
-#      and its job ends with the allowed exit code 3;
-#   3. the manual unlock job refuses an empty reason and passes one on.
-# Other envgate commands are a shim that echoes them (this tests the pipeline
-# plumbing, not the lock). Usage: gitlab_ci_local_test.sh ENVGATE_BINARY PROJECT_DIR
-set -euo pipefail
-envgate_bin=$(realpath "$1")
-project=$(realpath "$2")
+# End to end in a real CI runner, gitlab-ci-local 4.65.1 (shell executor): a
+# throw-away project includes the `generate` and `unlock` components from itself,
+# its jobs run the real envgate binary (no shim) against a private kubesim whose
+# kubeconfig reaches them as the KUBECONFIG variable, with a file lock store at an
+# absolute path that every working copy shares. Then
+#   1. a push pipeline: `envgate generate` writes the child pipeline, the trigger
+#      job runs it, the child runs `envgate run` for staging, then production; the
+#      reports (junit.xml, summary.md, run.json, ...) are in each job's artifacts;
+#      then a hot-fix pipeline of the `deploy` component alone upgrades production;
+#   2. two pipelines at once on staging, from two working copies: the second waits
+#      for the lock the first holds (named in its log), then proceeds; the lock
+#      history has both, in order, without overlap (gitlab-ci-local ignores
+#      resource_group, so this is envgate's own lock);
+#   3. a pipeline whose post-migrations Job fails leaves staging failed; a
+#      merge-request pipeline warns about it without locking; the next pipeline
+#      waits, printing the unlock command; the manual unlock job refuses an empty
+#      reason, then frees it with one; the waiting pipeline proceeds.
+# Usage: gitlab_ci_local_test.sh ENVGATE_BINARY KUBESIM_BINARY PROJECT_DIR
+ENVGATE=$(realpath "$1") KUBESIM=$(realpath "$2")
+project=$(realpath "$3")
+SCENARIO=gitlab-ci-local
+source "$project/test/e2e/lib.sh"
 gcl="$project/scripts/node/node_modules/.bin/gitlab-ci-local"
-[ -x "$gcl" ] || { echo "missing $gcl: run scripts/install-deps"; exit 1; }
-command -v rsync >/dev/null || { echo "gitlab-ci-local needs rsync: run scripts/install-deps"; exit 1; }
+[[ -x $gcl ]] || fail "missing $gcl: run scripts/install-deps"
+for tool in rsync git jq xmllint setsid; do
+    command -v "$tool" >/dev/null || fail "missing $tool: run scripts/install-deps"
+done
+source "$(dirname "$0")/gitlab_ci_local_lib.sh"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin" "$work/repo"
-cat > "$work/bin/envgate" <<SHIM
-#!/bin/sh
-if [ "\$1" = generate ]; then exec "$envgate_bin" "\$@"; fi
-case "\$*" in *"--output json"*) echo '{"name":"staging","state":"held"}'; exit 0;; esac
-echo "shim: envgate \$*"
-SHIM
-chmod +x "$work/bin/envgate"
+start_kubesim
+KCFG=$KUBECONFIG # the jobs get it only as a CI variable
+mkdir -p "$T/bin"
+ln -s "$ENVGATE" "$T/bin/envgate" # the real binary on the jobs' PATH
+make_source_repo
 
-cd "$work/repo"
-git init -q -b main
-git remote add origin git@gitlab.example.com:acme/envgate.git
-cp -r "$project/ci-templates/templates" templates
-mkdir -p jobs envs/staging envs/production
-cp "$project/test/fixtures/config/jobs/pre-migrations.yaml" \
-   "$project/test/fixtures/config/jobs/post-migrations.yaml" jobs/
-cat > envgate.yml <<'YAML'
-version: 1
-defaults:
-  namespace: gitlab
-  lock: { store: file, path: .envgate/locks }
-environments:
-  - name: staging
-    paths: [ "envs/staging/**", "envs/common/**" ]
-  - name: production
-    after: [ staging ]
-    paths: [ "envs/production/**", "envs/common/**" ]
-gates:
-  pre-migrations: { job: jobs/pre-migrations.yaml }
-  post-migrations: { job: jobs/post-migrations.yaml }
-steps:
-  diff: "echo diff of $ENVGATE_ENV"
-  deploy: "echo deploy of $ENVGATE_ENV"
-YAML
-cat > .gitlab-ci.yml <<'YAML'
-stages: [plan, deploy]
-include:
-  - component: $CI_SERVER_FQDN/acme/envgate/generate@$CI_COMMIT_SHA
-    inputs:
-      generate_stage: plan
-      trigger_stage: deploy
-      fetch_default_branch: false   # the origin of this test repository is not reachable
-  - component: $CI_SERVER_FQDN/acme/envgate/unlock@$CI_COMMIT_SHA
-    inputs:
-      environment: staging
-YAML
-commit() { git add -A && git -c user.email=ci@example.com -c user.name=ci commit -qm "$1"; }
-echo 1 > envs/staging/app && echo 1 > envs/production/app && commit one
-base=$(git rev-parse HEAD)
-echo 2 > envs/staging/app && commit two
-git update-ref refs/remotes/origin/main HEAD
-git remote set-head origin main >/dev/null 2>&1 || true
+# --- 1. push pipeline: generate -> trigger -> child: staging, then production ---------
+working_copy w1 "$SHA_BOTH" 10
+pipeline w1 push1 --variable "CI_COMMIT_BEFORE_SHA=$SHA_BASE"
+L=$T/push1.log
+[[ $RC == 0 ]] || gfail "$L" "the push pipeline failed (exit $RC)"
+log_has "$L" "envgate generate: staging: 1 changed path(s)"
+log_has "$L" "envgate generate: production: 1 changed path(s)"
+log_has "$L" "envgate run staging: success (exit 0)"
+log_has "$L" "envgate run production: success (exit 0)"
+log_has "$L" "deploy of staging by pipeline 1012"
+in_order "$L" "envgate run staging: success" "production:run \$ envgate run --env production"
+log_lacks "$L" "shim"
+for env in staging production; do
+    rep=$(artifact_dir w1 "$env:run")/envgate-report
+    for f in junit.xml summary.md summary.html envgate.env annotations.json run.json; do
+        [[ -s $rep/$f ]] || fail "artifact $f of $env:run is missing"
+    done
+    check_reports "$rep" "$env" success
+    names=$(xmllint --xpath '//testcase/@name' "$rep/junit.xml" | tr -d ' "' | tr '\n' ' ')
+    [[ $names == "name=lock name=diff name=pre-migrations name=deploy name=post-migrations " ]] ||
+        fail "$env junit testcases: $names"
+    jq -e --arg env "$env" '.environment == $env and .result == "success"' "$rep/run.json" \
+        >/dev/null || fail "$env run.json: $(head -c 400 "$rep/run.json")"
+    grep -q "$env" "$rep/summary.md" || fail "$env summary.md does not name the environment"
+    [[ $(lock_json "$env" | jq -r .state) == free ]] || fail "$env is not free after the pipeline"
+done
+ok "push pipeline: the generated child ran envgate run for staging, then production"
+GCL_OPTS=(--no-json-schema-validation) # checked once above; it costs seconds a pipeline
 
-export PATH="$work/bin:$PATH" GCL_IGNORE_PREDEFINED_VARS=CI_PIPELINE_SOURCE
-run() { "$gcl" --no-color "$@" </dev/null > "$work/out.log" 2>&1 || { cat "$work/out.log"; echo "gitlab-ci-local failed"; exit 1; }; }
-fail() { cat "$work/out.log"; echo "FAILED: $1"; exit 1; }
-expect() { grep -qF -- "$1" "$work/out.log" || fail "missing: $1"; }
-absent() { ! grep -qF -- "$1" "$work/out.log" || fail "unexpected: $1"; }
-line_of() { grep -nF -- "$1" "$work/out.log" | head -1 | cut -d: -f1; }
-in_order() { local a b; a=$(line_of "$1"); b=$(line_of "$2"); [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ] || fail "'$1' not before '$2'"; }
+pipeline w1 hotfix --file hotfix.gitlab-ci.yml
+L=$T/hotfix.log
+[[ $RC == 0 ]] || gfail "$L" "the hot-fix pipeline failed (exit $RC)"
+log_has "$L" "envgate run --env \"production\" --config \"envgate.yml\" --report-dir \"envgate-report\" --wait-timeout 1m"
+log_has "$L" "envgate run production: success (exit 0)"
+rep=$(artifact_dir w1 envgate-deploy-production)/envgate-report
+[[ -s $rep/summary.html ]] || fail "the deploy component's summary.html artifact is missing"
+ok "deploy component: one job ran the whole upgrade of production"
 
-run --variable "CI_COMMIT_BEFORE_SHA=$base"
-expect "envgate generate: staging: 1 changed path(s), e.g. envs/staging/app"
-expect "shim: envgate lock acquire staging --config envgate.yml"
-expect "PASS  [envgate-child-all] -> staging:release"
-absent "staging:fail "
-absent "production:diff"
-in_order "shim: envgate lock acquire staging" "gate --env staging --gate pre-migrations"
-in_order "gate --env staging --gate pre-migrations" "> deploy of staging"
-in_order "> deploy of staging" "gate --env staging --gate post-migrations"
-in_order "gate --env staging --gate post-migrations" "shim: envgate lock release staging"
-echo "ok: push pipeline ran the generated child"
+# --- 2. two pipelines at once on staging -----------------------------------------------
+working_copy w2 "$SHA_STAGING" 100
+working_copy w3 "$SHA_STAGING" 200
+touch "$T/pause" # w2's deploy step waits until the test resumes it
+pipeline_bg w2 first --variable "CI_COMMIT_BEFORE_SHA=$SHA_BOTH"
+FIRST_PID=$BG_PID
+wait_for 60 "the first pipeline to pause in its deploy step" test -e "$T/paused-1102"
+[[ $(lock_json staging | jq -r .holder.id) == acme/envgate#1102 ]] ||
+    fail "the first pipeline does not hold staging: $(lock_json staging)"
+pipeline_bg w3 second --variable "CI_COMMIT_BEFORE_SHA=$SHA_BOTH"
+SECOND_PID=$BG_PID
+wait_for 60 "the second pipeline to wait for the lock" \
+    grep -q "waiting for lock staging: held by acme/envgate#1102" "$T/second.log"
+lock_json staging | jq -e '.waiters | map(.who.id) | index("acme/envgate#1202") != null' \
+    >/dev/null || fail "the second pipeline is not in the queue: $(lock_json staging)"
+log_lacks "$T/second.log" "deploy of staging"
+touch "$T/resume"
+wait_exit "$FIRST_PID" 120
+[[ $RC == 0 ]] || gfail "$T/first.log" "the first pipeline failed (exit $RC)"
+wait_exit "$SECOND_PID" 120
+[[ $RC == 0 ]] || gfail "$T/second.log" "the second pipeline failed (exit $RC)"
+log_has "$T/first.log" "envgate run staging: success (exit 0)"
+log_has "$T/second.log" "envgate run staging: success (exit 0)"
+in_order "$T/second.log" "waiting for lock staging: held by acme/envgate#1102" \
+    "deploy of staging by pipeline 1202"
+check_no_overlap acme/envgate#1102 acme/envgate#1202
+ok "second pipeline waited for envgate's lock held by the first, then proceeded; no overlap"
 
-run --variable CI_PIPELINE_SOURCE=merge_request_event --variable CI_MERGE_REQUEST_IID=7 \
-    --variable "CI_MERGE_REQUEST_DIFF_BASE_SHA=$base"
-expect "WARNING: environment staging is LOCKED"
-expect "> diff of staging"
-expect "staging:diff finished in"
-grep -F "staging:diff finished in" "$work/out.log" | grep -q "WARN 3" || fail "diff job did not end with the allowed exit 3"
-absent "lock acquire"
-echo "ok: merge-request pipeline warned without locking"
+# --- 3. a failed pipeline holds staging until the manual unlock ------------------------
+working_copy w4 "$SHA_BREAK" 300
+pipeline w4 broken --variable "CI_COMMIT_BEFORE_SHA=$SHA_STAGING"
+L=$T/broken.log
+log_has "$L" "envgate run staging: failed (exit 1)"
+log_has "$L" " FAIL  staging:run"
+grep -qE "post-migrations: failed \(MigrationsJobFailed\)" "$L" || gfail "$L" "no MigrationsJobFailed verdict"
+log_lacks "$L" "envgate run production"
+rep=$(artifact_dir w4 "staging:run")/envgate-report
+check_reports "$rep" staging failed MigrationsJobFailed
+[[ $(lock_json staging | jq -r .state) == failed ]] || fail "staging is not failed: $(lock_json staging)"
+[[ $(envgate_cli status staging --output json | jq -r '.locks[0].lock.failure.reason') == \
+    MigrationsJobFailed ]] || fail "envgate status does not show the failure"
+ok "failed post-migrations: staging is held (failed, MigrationsJobFailed)"
 
-run envgate-unlock-staging
-expect "refusing to unlock staging without a reason"
-absent "shim: envgate unlock"
-run --variable "ENVGATE_UNLOCK_REASON=fixed-by-hand" envgate-unlock-staging
-expect "shim: envgate unlock staging --config envgate.yml --reason fixed-by-hand"
-echo "ok: unlock needs a reason"
-echo "gitlab-ci-local component test: every check held"
+pipeline w4 mr --variable CI_PIPELINE_SOURCE=merge_request_event --variable CI_MERGE_REQUEST_IID=7 \
+    --variable "CI_MERGE_REQUEST_DIFF_BASE_SHA=$SHA_STAGING"
+L=$T/mr.log
+[[ $RC == 0 ]] || gfail "$L" "the merge-request pipeline failed (exit $RC)"
+log_has "$L" "WARNING: environment staging is LOCKED"
+log_has "$L" "diff of staging"
+grep -F "staging:diff finished in" "$L" | grep -q "WARN 3" || gfail "$L" "diff job did not end with the allowed exit 3"
+log_lacks "$L" "envgate run"
+[[ $(lock_json staging | jq -r .state) == failed ]] || fail "the merge-request pipeline changed the lock"
+ok "merge-request pipeline: diff only, warned that staging is locked"
+
+working_copy w5 "$SHA_FIX" 400
+pipeline_bg w5 next --variable "CI_COMMIT_BEFORE_SHA=$SHA_BREAK"
+NEXT_PID=$BG_PID
+wait_for 60 "the next pipeline to wait for the failed lock" \
+    grep -qF 'to unlock: envgate unlock staging --reason "..." --expect-holder acme/envgate#1302' "$T/next.log"
+log_lacks "$T/next.log" "deploy of staging"
+job w4 unlock-empty envgate-unlock-staging
+log_has "$T/unlock-empty.log" "refusing to unlock staging without a reason"
+[[ $(lock_json staging | jq -r .state) == failed ]] || fail "an empty reason unlocked staging"
+job w4 unlock envgate-unlock-staging --variable "ENVGATE_UNLOCK_REASON=column added by hand" \
+    --variable "ENVGATE_UNLOCK_EXPECT_HOLDER=acme/envgate#1302"
+log_has "$T/unlock.log" "lock staging: unlocked (was failed by acme/envgate#1302"
+log_has "$T/unlock.log" "recorded as ci: column added by hand"
+wait_exit "$NEXT_PID" 120
+[[ $RC == 0 ]] || gfail "$T/next.log" "the next pipeline failed (exit $RC)"
+L=$T/next.log
+log_has "$L" "envgate run staging: success (exit 0)"
+in_order "$L" "to unlock: envgate unlock staging" "deploy of staging by pipeline 1402"
+lock_json staging | jq -e '[.history[] | select(.what == "unlock")] | last
+    | (.who == "ci") and (.why | startswith("column added by hand"))' >/dev/null ||
+    fail "no unlock by ci with the reason in the history: $(lock_json staging | jq -c .history)"
+[[ $(lock_json staging | jq -r .state) == free ]] || fail "staging is not free at the end"
+ok "manual unlock with a reason freed staging; the waiting pipeline proceeded"
+echo "gitlab-ci-local end-to-end test: every check held"
