@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154 # globals shared with gitlab_ci_local_test.sh
 # Helpers of gitlab_ci_local_test.sh: the example project (a git repository with the
 # components, envgate.yml, Job manifests and a deploy step), working copies of it
 # (each its own gitlab-ci-local state and pipeline ids), pipelines in the foreground
