@@ -81,12 +81,19 @@ std::string JobLog::section_name(const std::string& name) {
 }
 
 void JobLog::section_start(const std::string& name, const std::string& header, bool collapsed) {
+    if (!m_settings.sections) {
+        m_out << mask(header) << "\n" << std::flush;
+        return;
+    }
     m_out << "\x1b[0Ksection_start:" << unix_seconds(m_clock.now()) << ":" << section_name(name)
           << "[collapsed=" << (collapsed ? "true" : "false") << "]\r\x1b[0K" << mask(header) << "\n"
           << std::flush;
 }
 
 void JobLog::section_end(const std::string& name) {
+    if (!m_settings.sections) {
+        return;
+    }
     m_out << "\x1b[0Ksection_end:" << unix_seconds(m_clock.now()) << ":" << section_name(name)
           << "\r\x1b[0K\n"
           << std::flush;

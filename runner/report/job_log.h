@@ -18,16 +18,19 @@ Tone tone_for_state(const std::string& state);
 
 struct LogSettings {
     bool colour = false;
+    bool sections = true;              // GitLab's collapsible-section markers; off outside CI
     std::vector<std::string> secrets;  // values never to print
 };
 
 // Decides colour from the environment: off with NO_COLOR, on in CI (GitLab renders
-// SGR), else on only when `is_tty`. Secrets: the values of the variables named in
-// ENVGATE_SECRET_VARS (comma or space separated) plus the given token values.
+// SGR), else on only when `is_tty`. Section markers only in CI (a terminal would show
+// them as noise; the header line is printed either way). Secrets: the values of the variables named
+// in ENVGATE_SECRET_VARS (comma or space separated) plus the given token values.
 template <typename Getenv>
 LogSettings log_settings_from(Getenv getenv, bool is_tty) {
     LogSettings s;
     s.colour = !getenv("NO_COLOR") && (getenv("CI") || is_tty);
+    s.sections = getenv("CI") || getenv("GITLAB_CI");
     if (auto names = getenv("ENVGATE_SECRET_VARS")) {
         std::string name;
         for (char c : *names + ",") {

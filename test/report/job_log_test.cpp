@@ -37,6 +37,17 @@ BOOST_AUTO_TEST_CASE(sections_use_gitlab_markers) {
                "\x1b[0Ksection_end:1748502600:gate_pre_migrations\r\x1b[0K\n");
 }
 
+BOOST_AUTO_TEST_CASE(outside_ci_sections_are_just_their_header) {
+    test::FakeClock clock(TimePoint{});
+    std::ostringstream out;
+    JobLog log(out, clock, log_settings_from(Env{}, true));
+    log.section_start("gate", "pre-migrations: Job gitlab-pre-1");
+    log.section_end("gate");
+    BOOST_TEST(out.str() == "pre-migrations: Job gitlab-pre-1\n");
+    BOOST_TEST(log_settings_from(Env{{{"CI", "true"}}}, false).sections);
+    BOOST_TEST(log_settings_from(Env{{{"GITLAB_CI", "true"}}}, false).sections);
+}
+
 BOOST_AUTO_TEST_CASE(colours_follow_state_and_commands_stay_plain) {
     test::FakeClock clock(TimePoint{});
     std::ostringstream out;
