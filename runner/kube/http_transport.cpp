@@ -197,11 +197,11 @@ Status HttpTransport::transport_error(const HttpRequest& request, const std::exc
             code = Code::failed;  // TLS verification: retrying will not help
         }
         if (code == Code::failed && detail.find("certificate verify failed") != std::string::npos) {
-            return {code,
-                    fmt::format("{} {}: {}: the server's TLS certificate could not be "
-                                "verified ({}); check the cluster's certificate authority "
-                                "in {}",
-                                method, request.what, m_config.server, detail, m_config.source)};
+            return {code, fmt::format("{} {}: {}: the TLS certificate of the server {} could not "
+                                      "be verified ({}); check the cluster's certificate "
+                                      "authority in {}",
+                                      method, request.what, m_host, m_config.server, detail,
+                                      m_config.source)};
         }
     }
     return {code, fmt::format("{} {}: {}: {}", method, request.what, m_host, detail)};
