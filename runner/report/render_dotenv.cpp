@@ -46,7 +46,8 @@ std::string dotenv_key(const std::string& name) {
 
 std::string render_dotenv(const RunReport& r) {
     std::ostringstream out;
-    out << "ENVGATE_ENV=" << dotenv_value(r.environment) << "\n";
+    // No ENVGATE_ENV here: GitLab gives dotenv variables precedence over a later job's
+    // own `variables:`, so a production job would inherit staging's name.
     out << "ENVGATE_RESULT=" << run_result_name(r.result) << "\n";
     if (const StepReport* f = r.failed_step()) {
         out << "ENVGATE_FAILED_STEP=" << dotenv_value(f->name) << "\n";
