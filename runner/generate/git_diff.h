@@ -21,7 +21,9 @@ struct DiffRequest {
 
 struct ChangeSet {
     std::vector<std::string> paths;  // sorted, unique
-    // Renames git detected (old path, new path); both paths are also in `paths`.
+    // Renames detected (old path, new path); both paths are also in `paths`. Similar
+    // content counts on changes of up to 1000 added + deleted files; larger ones
+    // report identical content only (`note` says so).
     std::vector<std::pair<std::string, std::string>> renamed;
     bool all_environments = false;  // no usable base: treat everything as changed
     std::string base;               // the commit diffed from, full SHA ("" if none)

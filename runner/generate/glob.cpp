@@ -1,6 +1,8 @@
 #include "runner/generate/glob.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -149,20 +151,233 @@ class Matcher {
     std::vector<bool> m_failed;
 };
 
-}  // namespace
-
-bool glob_match(std::string_view pattern, std::string_view path) {
+// The pattern as the matcher reads it: no leading "./" or "/", and a trailing '/'
+// spelled "/**" (everything below the folder).
+std::string normalized(std::string_view pattern) {
     if (pattern.starts_with("./")) {
         pattern.remove_prefix(2);
     }
     while (pattern.starts_with('/')) {
         pattern.remove_prefix(1);
     }
-    if (pattern.ends_with('/')) {  // a folder: everything below it
-        std::string below = std::string(pattern) + "**";
-        return Matcher(below, path).match(0, 0);
+    std::string out(pattern);
+    if (out.ends_with('/')) {
+        out += "**";
     }
-    return Matcher(pattern, path).match(0, 0);
+    return out;
+}
+
+// A run of literal characters of a pattern: [begin, end) in the pattern.
+struct Run {
+    std::size_t begin;
+    std::size_t end;
+};
+
+// The runs of plain characters that any match holds verbatim. Conservative: an
+// escaped character, a character class, an unclosed '[' and the '/' after `**`
+// (which `**/` may match as nothing) all end a run without joining one.
+std::vector<Run> literal_runs(std::string_view pattern) {
+    std::vector<Run> runs;
+    std::size_t start = 0;
+    auto close = [&](std::size_t at) {
+        if (at > start) {
+            runs.push_back({start, at});
+        }
+    };
+    std::size_t i = 0;
+    while (i < pattern.size()) {
+        char c = pattern[i];
+        if (c != '*' && c != '?' && c != '[' && c != '\\') {
+            ++i;
+            continue;
+        }
+        close(i);
+        if (c == '\\') {
+            i += 2;
+        } else if (c == '[') {
+            auto cls = match_class(pattern, i, 'a');
+            i = cls ? cls->end : i + 1;
+        } else if (c == '*') {
+            std::size_t stars = i;
+            while (i < pattern.size() && pattern[i] == '*') {
+                ++i;
+            }
+            if (i - stars > 1 && i < pattern.size() && pattern[i] == '/') {
+                ++i;
+            }
+        } else {
+            ++i;
+        }
+        start = std::min(i, pattern.size());
+    }
+    close(pattern.size());
+    return runs;
+}
+
+}  // namespace
+
+bool glob_match(std::string_view pattern, std::string_view path) {
+    std::string p = normalized(pattern);
+    return Matcher(p, path).match(0, 0);
+}
+
+Glob::Glob(std::string_view pattern) : m_pattern(normalized(pattern)) {
+    std::vector<Run> runs = literal_runs(m_pattern);
+    if (runs.size() == 1 && runs[0].begin == 0 && runs[0].end == m_pattern.size()) {
+        m_literal = true;
+        m_prefix = m_pattern;
+        return;
+    }
+    std::string_view p = m_pattern;
+    for (const Run& run : runs) {
+        std::string_view text = p.substr(run.begin, run.end - run.begin);
+        if (run.begin == 0) {
+            m_prefix = text;
+        } else if (run.end == p.size()) {
+            m_suffix = text;
+        } else if (text.size() > m_infix.size()) {
+            m_infix = text;
+        }
+    }
+    std::size_t slash = m_pattern.rfind('/');
+    std::string_view head = p.substr(0, slash == std::string::npos ? 0 : slash);
+    if (head.find_first_of("[\\") == std::string_view::npos) {  // the last '/' is a real one
+        std::string_view last = p.substr(slash == std::string::npos ? 0 : slash + 1);
+        m_basename_prefix = last.substr(0, last.find_first_of("*?[\\"));
+    }
+    m_below_dir = m_prefix.ends_with('/') && m_pattern.size() == m_prefix.size() + 2 &&
+                  m_pattern.ends_with("**");
+}
+
+bool Glob::matches(std::string_view path) const {
+    if (m_literal) {
+        return path == m_pattern;
+    }
+    if (!path.starts_with(m_prefix)) {
+        return false;
+    }
+    if (m_below_dir) {
+        return path.size() > m_prefix.size();
+    }
+    if (path.size() < m_prefix.size() + m_suffix.size() || !path.ends_with(m_suffix)) {
+        return false;
+    }
+    if (!m_infix.empty() && path.find(m_infix) == std::string_view::npos) {
+        return false;
+    }
+    return Matcher(m_pattern, path).match(0, 0);
+}
+
+PathIndex::PathIndex(const std::vector<std::string>& paths) : m_paths(paths) {
+    m_sorted.resize(paths.size());
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        m_sorted[i] = i;
+    }
+    if (!std::is_sorted(paths.begin(), paths.end())) {  // the diff's paths come sorted
+        std::sort(m_sorted.begin(), m_sorted.end(),
+                  [&](std::size_t a, std::size_t b) { return paths[a] < paths[b]; });
+    }
+}
+
+const std::vector<std::size_t>& PathIndex::ending_with(const std::string& suffix) {
+    auto it = m_by_suffix.find(suffix);
+    if (it == m_by_suffix.end()) {
+        std::vector<std::size_t> found;
+        for (std::size_t i = 0; i < m_paths.size(); ++i) {
+            if (m_paths[i].ends_with(suffix)) {
+                found.push_back(i);
+            }
+        }
+        it = m_by_suffix.emplace(suffix, std::move(found)).first;
+    }
+    return it->second;
+}
+
+namespace {
+
+// The range of `order` (indices sorted by `key`) whose keys start with `prefix`.
+template <typename Key>
+std::pair<const std::size_t*, const std::size_t*> prefix_range(
+    const std::vector<std::size_t>& order, std::string_view prefix, Key key) {
+    const std::size_t* first = order.data();
+    const std::size_t* last = first + order.size();
+    auto from = std::lower_bound(first, last, prefix,
+                                 [&](std::size_t i, std::string_view p) { return key(i) < p; });
+    auto to = std::upper_bound(from, last, prefix, [&](std::string_view p, std::size_t i) {
+        return p < key(i).substr(0, p.size());
+    });
+    return {from, to};
+}
+
+}  // namespace
+
+PathIndex::Range PathIndex::starting_with(std::string_view prefix) const {
+    return prefix_range(m_sorted, prefix,
+                        [&](std::size_t i) { return std::string_view(m_paths[i]); });
+}
+
+PathIndex::Range PathIndex::basename_starting_with(std::string_view prefix) {
+    if (m_basenames.size() != m_paths.size()) {
+        // Sorted on the first 8 bytes as one integer first: the same order as by
+        // the whole name (names hold no NUL), with far fewer string comparisons.
+        struct Entry {
+            std::uint64_t key;
+            std::string_view name;
+            std::size_t index;
+        };
+        std::vector<Entry> entries;
+        entries.reserve(m_paths.size());
+        for (std::size_t i = 0; i < m_paths.size(); ++i) {
+            std::string_view name = std::string_view(m_paths[i]).substr(m_paths[i].rfind('/') + 1);
+            std::uint64_t key = 0;
+            for (std::size_t b = 0; b < 8; ++b) {
+                key = (key << 8) | (b < name.size() ? static_cast<unsigned char>(name[b]) : 0U);
+            }
+            entries.push_back({key, name, i});
+        }
+        std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+            return a.key != b.key ? a.key < b.key : a.name < b.name;
+        });
+        m_basenames.resize(m_paths.size());
+        m_sorted_by_basename.clear();
+        for (const Entry& e : entries) {
+            m_basenames[e.index] = e.name;
+            m_sorted_by_basename.push_back(e.index);
+        }
+    }
+    return prefix_range(m_sorted_by_basename, prefix,
+                        [&](std::size_t i) { return m_basenames[i]; });
+}
+
+std::vector<std::size_t> PathIndex::matching(const Glob& glob) {
+    constexpr std::ptrdiff_t k_few = 64;  // not worth looking further
+    Range candidates{m_sorted.data(), m_sorted.data() + m_sorted.size()};
+    if (!glob.prefix().empty()) {
+        candidates = starting_with(glob.prefix());
+    }
+    if (candidates.second - candidates.first > k_few && !glob.basename_prefix().empty()) {
+        Range by_basename = basename_starting_with(glob.basename_prefix());
+        if (by_basename.second - by_basename.first < candidates.second - candidates.first) {
+            candidates = by_basename;
+        }
+    }
+    std::vector<std::size_t> out;
+    auto size = static_cast<std::ptrdiff_t>(m_sorted.size());
+    if (candidates.second - candidates.first == size && !glob.suffix().empty()) {
+        for (std::size_t i : ending_with(glob.suffix())) {
+            if (glob.matches(m_paths[i])) {
+                out.push_back(i);
+            }
+        }
+        return out;
+    }
+    for (const std::size_t* it = candidates.first; it != candidates.second; ++it) {
+        if (glob.matches(m_paths[*it])) {
+            out.push_back(*it);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 }  // namespace envgate

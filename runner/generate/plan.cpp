@@ -26,16 +26,20 @@ std::string join(const std::vector<std::string>& v) {
     return out;
 }
 
-std::vector<std::string> matching_paths(const Environment& env,
+// The changed paths any of `env`'s globs match, in the order of `index`'s paths.
+std::vector<std::string> matching_paths(const Environment& env, PathIndex& index,
                                         const std::vector<std::string>& changed) {
+    std::vector<std::size_t> hits;
+    for (const auto& glob : env.paths) {
+        std::vector<std::size_t> more = index.matching(Glob(glob));
+        hits.insert(hits.end(), more.begin(), more.end());
+    }
+    std::sort(hits.begin(), hits.end());
+    hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
     std::vector<std::string> out;
-    for (const auto& path : changed) {
-        for (const auto& glob : env.paths) {
-            if (glob_match(glob, path)) {
-                out.push_back(path);
-                break;
-            }
-        }
+    out.reserve(hits.size());
+    for (std::size_t i : hits) {
+        out.push_back(changed[i]);
     }
     return out;
 }
@@ -125,12 +129,13 @@ Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     plan.note = request.note;
     plan.mode = request.mode;
     plan.style = request.style;
+    PathIndex index(request.changed_paths);
     for (const auto& name : order) {
         if (!request.only.empty() && !contains(request.only, name)) {
             continue;
         }
         const Environment& env = *config.find_environment(name);
-        std::vector<std::string> matched = matching_paths(env, request.changed_paths);
+        std::vector<std::string> matched = matching_paths(env, index, request.changed_paths);
         if (request.all_environments || !matched.empty()) {
             plan.environments.push_back({name, std::move(matched)});
         }

@@ -1,6 +1,7 @@
 // Given real git repositories built with libgit2 (test_repo.h), then
 // diff_changed_paths reports the paths a change touched: renames (both paths),
 // deletions, merge commits, and the fallbacks for an all-zeros or unknown base.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 
 #include "runner/generate/git_diff.h"
@@ -54,6 +55,46 @@ BOOST_AUTO_TEST_CASE(rename_counts_old_and_new_paths) {
                boost::test_tools::per_element());
     BOOST_REQUIRE(similar.renamed.size() == 1u);
     BOOST_TEST((similar.renamed[0] == Rename{"envs/b/app.yaml", "envs/c/app.yaml"}));
+}
+
+// Given a large change (more than 1000 files added or deleted), then every path
+// still counts, renames of identical content are still reported, and the costly
+// similar-content search is skipped (the note says so).
+BOOST_AUTO_TEST_CASE(large_change_reports_exact_renames_only) {
+    TestRepo repo;
+    std::string c1 = repo.commit(
+        {{"old/moved.yaml", numbered_lines(30)}, {"old/edited.yaml", numbered_lines(40)}}, {},
+        k_main);
+    Files next = {{"new/moved.yaml", numbered_lines(30)},
+                  {"new/edited.yaml", numbered_lines(40, 7)}};
+    for (int i = 0; i < 1000; ++i) {
+        next["bulk/d" + std::to_string(i % 10) + "/f" + std::to_string(i)] =
+            "file " + std::to_string(i) + "\n";
+    }
+    std::string c2 = repo.commit(next, {c1}, k_main);
+    ChangeSet change = must_diff(repo, c1, c2);
+    BOOST_TEST(change.paths.size() == 1004u);
+    BOOST_TEST(std::is_sorted(change.paths.begin(), change.paths.end()));
+    BOOST_TEST(std::count(change.paths.begin(), change.paths.end(), "old/edited.yaml") == 1);
+    BOOST_TEST(std::count(change.paths.begin(), change.paths.end(), "new/edited.yaml") == 1);
+    BOOST_REQUIRE(change.renamed.size() == 1u);
+    BOOST_TEST(change.renamed[0].first == "old/moved.yaml");
+    BOOST_TEST(change.renamed[0].second == "new/moved.yaml");
+    BOOST_TEST(change.note.find("only exact renames") != std::string::npos, change.note);
+}
+
+// Given a file replaced by a folder of the same name, next to names that sort
+// between "a" and "a/" ("a-b", "a.txt"), then the tree walk reports exactly the
+// changed paths, sorted.
+BOOST_AUTO_TEST_CASE(file_replaced_by_folder_of_the_same_name) {
+    TestRepo repo;
+    std::string c1 =
+        repo.commit({{"a", "1"}, {"a-b/x", "1"}, {"a.txt", "1"}, {"z/y", "1"}}, {}, k_main);
+    std::string c2 =
+        repo.commit({{"a/x", "new"}, {"a-b/x", "2"}, {"a.txt", "1"}, {"z/y", "1"}}, {c1}, k_main);
+    ChangeSet change = must_diff(repo, c1, c2);
+    BOOST_TEST(change.paths == (Paths{"a", "a-b/x", "a/x"}), boost::test_tools::per_element());
+    BOOST_TEST(change.renamed.empty());
 }
 
 // Given a deleted file and a modified one, then both count.

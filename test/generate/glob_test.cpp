@@ -3,7 +3,10 @@
 // `?` within one segment, character classes, escapes and the odd edges.
 #include "runner/generate/glob.h"
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
 
 namespace envgate {
 namespace {
@@ -96,6 +99,69 @@ BOOST_AUTO_TEST_CASE(glob_match_follows_gitignore_rules) {
     for (const Case& c : k_cases) {
         BOOST_TEST_CONTEXT("pattern '" << c.pattern << "' path '" << c.path << "'") {
             BOOST_TEST(glob_match(c.pattern, c.path) == c.want);
+        }
+    }
+}
+
+// Given every pattern and path of the table, plus globs of the shapes envgate.yml
+// uses, then a compiled Glob answers as glob_match, and PathIndex (which tries a
+// glob only on the paths its literal prefix, last segment or suffix allow) finds
+// exactly the paths glob_match accepts, in any input order.
+BOOST_AUTO_TEST_CASE(compiled_globs_and_path_index_agree_with_glob_match) {
+    std::vector<std::string> patterns = {"envs/a/**",
+                                         "charts/*/values-a.yaml",
+                                         "**/a-[0-9]*.tfvars",
+                                         "regions/r1/",
+                                         "**/values.yaml",
+                                         "a/**/b.txt",
+                                         "x",
+                                         "*.yaml",
+                                         "**/b",
+                                         "a/b",
+                                         "[ab]/x",
+                                         "**"};
+    std::vector<std::string> paths = {"envs/a/x.yaml",
+                                      "envs/ab/x.yaml",
+                                      "envs/a",
+                                      "charts/c1/values-a.yaml",
+                                      "charts/c1/values-ab.yaml",
+                                      "charts/c1/sub/values-a.yaml",
+                                      "tf/r/a-1.tfvars",
+                                      "tf/r/a-x.tfvars",
+                                      "a-2.tfvars",
+                                      "regions/r1/k/c.conf",
+                                      "regions/r10/c.conf",
+                                      "values.yaml",
+                                      "b",
+                                      "a/b",
+                                      "a/x/b.txt",
+                                      "x",
+                                      "a/x",
+                                      "b/x",
+                                      "top.yaml"};
+    for (const Case& c : k_cases) {
+        patterns.emplace_back(c.pattern);
+        paths.emplace_back(c.path);
+    }
+    for (bool sorted : {false, true}) {
+        if (sorted) {
+            std::sort(paths.begin(), paths.end());
+        }
+        PathIndex index(paths);
+        for (const auto& pattern : patterns) {
+            Glob glob(pattern);
+            std::vector<std::size_t> want;
+            for (std::size_t i = 0; i < paths.size(); ++i) {
+                BOOST_TEST_CONTEXT("pattern '" << pattern << "' path '" << paths[i] << "'") {
+                    BOOST_TEST(glob.matches(paths[i]) == glob_match(pattern, paths[i]));
+                }
+                if (glob_match(pattern, paths[i])) {
+                    want.push_back(i);
+                }
+            }
+            BOOST_TEST_CONTEXT("pattern '" << pattern << "', sorted " << sorted) {
+                BOOST_TEST(index.matching(glob) == want, boost::test_tools::per_element());
+            }
         }
     }
 }
