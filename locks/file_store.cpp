@@ -70,6 +70,21 @@ Status fsync_directory(const std::string& dir) {
     return Status::ok();
 }
 
+// The record a file holds and its revision; anything not understood is `invalid`
+// (naming the field), so no writer replaces what it could not read.
+Result<Versioned> decode_record_file(const std::string& text, const std::string& name) {
+    TRY_ASSIGN(nlohmann::json j, parse_record_text(text));
+    std::int64_t revision = 0;
+    if (j.is_object() && j.contains("revision")) {
+        if (!j["revision"].is_number_integer() || j["revision"].get<std::int64_t>() < 0) {
+            return Status(Code::invalid, "revision: expected a whole number");
+        }
+        revision = j["revision"].get<std::int64_t>();
+    }
+    TRY_ASSIGN(LockRecord record, record_from_json(j, name));
+    return Versioned{std::move(record), std::to_string(revision)};
+}
+
 // Reads a stored file: the record and its revision ("" when there is no file).
 Result<Versioned> read_file(const std::string& path, const std::string& name) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -96,26 +111,26 @@ Result<Versioned> read_file(const std::string& path, const std::string& name) {
         }
         text.append(buf, static_cast<std::size_t>(n));
     }
-    try {
-        auto j = nlohmann::json::parse(text);
-        std::int64_t revision = j.value("revision", std::int64_t{0});
-        TRY_ASSIGN(LockRecord record, record_from_json(j));
-        record.name = name;
-        return Versioned{std::move(record), std::to_string(revision)};
-    } catch (const nlohmann::json::exception& e) {
-        return Status(Code::invalid, path + ": not a lock record: " + e.what());
+    auto decoded = decode_record_file(text, name);
+    if (!decoded.is_ok()) {
+        return decoded.status().with_context(path + ": not a lock record");
     }
+    return decoded;
 }
 
 }  // namespace
 
 Status check_lock_name(const std::string& name) {
-    bool ok = !name.empty() && name.size() <= 63 && std::isalnum(name.front()) &&
-              std::isalnum(name.back()) && std::all_of(name.begin(), name.end(), [](char c) {
-                  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-              });
+    auto allowed = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    };
+    bool ok = !name.empty() && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
+              std::all_of(name.begin(), name.end(), allowed);
     if (!ok) {
-        return Status(Code::invalid, "lock name \"" + name + "\" is not a DNS-1123 label");
+        return Status(Code::invalid, "lock name \"" + name +
+                                         "\" is not a DNS-1123 label (1-63 characters: "
+                                         "lowercase letters, digits and '-', starting and "
+                                         "ending with a letter or digit)");
     }
     return Status::ok();
 }

@@ -59,30 +59,50 @@ json lease_spec(const LockRecord& r) {
     return spec;
 }
 
-// The mirrored spec fields win over the annotation when present.
+Status spec_type_error(const char* key, const char* what) {
+    return Status(Code::invalid, std::string("spec.") + key + ": expected " + what);
+}
+
+// The mirrored spec fields win over the annotation for times, duration and
+// transitions; a field of the wrong type, or a holder that contradicts the
+// annotation's, is an error (never guess who holds a lock).
 Status overlay_spec(const json& spec, LockRecord& r) {
+    auto present = [&](const char* key) { return spec.contains(key) && !spec[key].is_null(); };
     auto time_field = [&](const char* key, TimePoint& out) -> Status {
-        if (!spec.contains(key) || !spec[key].is_string()) {
+        if (!present(key)) {
             return Status::ok();
         }
-        auto t = parse_rfc3339(spec[key].get<std::string>());
+        auto t = spec[key].is_string() ? parse_rfc3339(spec[key].get<std::string>()) : std::nullopt;
         if (!t) {
-            return Status(Code::invalid, std::string("spec.") + key + " is not RFC 3339");
+            return spec_type_error(key, "an RFC 3339 time");
         }
         out = *t;
         return Status::ok();
     };
     TRY(time_field("acquireTime", r.acquired_at));
     TRY(time_field("renewTime", r.renewed_at));
-    if (spec.contains("leaseDurationSeconds") && spec["leaseDurationSeconds"].is_number_integer()) {
+    for (const char* key : {"leaseDurationSeconds", "leaseTransitions"}) {
+        if (present(key) && !spec[key].is_number_integer()) {
+            return spec_type_error(key, "an integer");
+        }
+    }
+    if (present("leaseDurationSeconds")) {
         r.lease_duration = std::chrono::seconds(spec["leaseDurationSeconds"].get<std::int64_t>());
     }
-    if (spec.contains("leaseTransitions") && spec["leaseTransitions"].is_number_integer()) {
+    if (present("leaseTransitions")) {
         r.lease_transitions = spec["leaseTransitions"].get<std::int64_t>();
     }
+    if (present("holderIdentity") && !spec["holderIdentity"].is_string()) {
+        return spec_type_error("holderIdentity", "a string");
+    }
     std::string holder = string_field(spec, "holderIdentity");
-    if (r.holder && !holder.empty()) {
-        r.holder->id = holder;
+    std::string recorded = r.holder ? r.holder->id : std::string();
+    if (holder != recorded) {
+        return Status(Code::invalid,
+                      "spec.holderIdentity " + (holder.empty() ? "unset" : "\"" + holder + "\"") +
+                          " contradicts annotation " + k_record_annotation + " (" +
+                          state_name(r.state) +
+                          (recorded.empty() ? "" : ", held by \"" + recorded + "\"") + ")");
     }
     return Status::ok();
 }
@@ -169,22 +189,27 @@ json lease_from_record(const std::string& namespace_name, const LockRecord& reco
 Result<LockRecord> record_from_lease(const std::string& name, const json& lease) {
     const json& annotations = object_field(object_field(lease, "metadata"), "annotations");
     const json& spec = object_field(lease, "spec");
-    LockRecord record;
+    const std::string annotation = std::string("annotation ") + k_record_annotation;
     auto it = annotations.find(k_record_annotation);
-    if (it != annotations.end() && it->is_string()) {
-        json parsed = json::parse(it->get<std::string>(), nullptr, false);
-        if (parsed.is_discarded()) {
-            return Status(Code::invalid,
-                          "annotation " + std::string(k_record_annotation) + " is not JSON");
-        }
-        TRY_ASSIGN(record, record_from_json(parsed));
-    } else if (!string_field(spec, "holderIdentity").empty()) {
-        record.state = LockState::held;  // a Lease someone else wrote: trust its holder
-        record.holder = Holder{};
-        record.holder->id = string_field(spec, "holderIdentity");
+    if (it == annotations.end()) {
+        std::string holder = string_field(spec, "holderIdentity");
+        return Status(Code::invalid,
+                      "not made by envgate: it has no " + annotation +
+                          (holder.empty() ? "" : " but spec.holderIdentity \"" + holder + "\"") +
+                          " (another program may own this Lease)");
     }
-    TRY(overlay_spec(spec, record));
-    record.name = name;
+    if (!it->is_string()) {
+        return Status(Code::invalid, annotation + ": expected a string");
+    }
+    auto parsed = parse_record_text(it->get<std::string>());
+    if (!parsed.is_ok()) {
+        return parsed.status().with_context(annotation);
+    }
+    auto record = record_from_json(*parsed, name);
+    if (!record.is_ok()) {
+        return record.status().with_context(annotation);
+    }
+    TRY(overlay_spec(spec, *record));
     return record;
 }
 

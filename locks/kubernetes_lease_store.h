@@ -50,8 +50,10 @@ class KubernetesLeaseStore : public LockStore {
 
 // The Lease that stores `record` (without metadata.resourceVersion).
 nlohmann::json lease_from_record(const std::string& namespace_name, const LockRecord& record);
-// The record a Lease holds: the annotation, with the mirrored spec fields winning (a
-// Lease without the annotation reads as held by spec.holderIdentity, or free).
+// The record a Lease holds: the annotation, with the mirrored spec times, duration
+// and transitions winning. `invalid` (naming the annotation or spec field) when the
+// annotation is missing (a Lease envgate did not make), not JSON, not a lock record,
+// or when spec.holderIdentity contradicts it: no write replaces such a Lease.
 Result<LockRecord> record_from_lease(const std::string& name, const nlohmann::json& lease);
 // The core v1 Event for one transition of lock `name` (Normal, or Warning for fail
 // and vanished), involving `lease`.

@@ -58,9 +58,32 @@ Duration read_seconds(const json& j, const char* key) {
     return std::chrono::seconds(read_int(j, key));
 }
 
-Holder holder_from(const json& j) {
+// An optional object or array: absent and null read as absent, any other type is an
+// error naming the field (a record with `"holder": "bob"` is not silently free).
+const json* optional_of(const json& j, const char* key, json::value_t type, const char* what) {
+    if (!j.contains(key) || j[key].is_null()) {
+        return nullptr;
+    }
+    if (j[key].type() != type) {
+        throw std::invalid_argument(std::string(key) + ": expected " + what + " or null");
+    }
+    return &j[key];
+}
+
+const json& element_object(const json& list, std::size_t i, const char* key) {
+    if (!list[i].is_object()) {
+        throw std::invalid_argument(std::string(key) + "[" + std::to_string(i) +
+                                    "]: expected an object");
+    }
+    return list[i];
+}
+
+Holder holder_from(const json& j, const std::string& field) {
     Holder h;
     h.id = read_string(j, "id");
+    if (h.id.empty()) {
+        throw std::invalid_argument(field + ".id: missing");
+    }
     h.pipeline_url = read_string(j, "pipeline_url");
     h.job_url = read_string(j, "job_url");
     h.project = read_string(j, "project");
@@ -80,37 +103,81 @@ Failure failure_from(const json& j) {
             read_time(j, "at")};
 }
 
+void check_schema(const json& j) {
+    std::string schema = read_string(j, "schema");
+    if (schema != k_record_schema) {
+        throw std::invalid_argument(
+            "schema: " + (schema.empty() ? "missing" : "\"" + schema + "\"") + ", expected \"" +
+            k_record_schema + "\"");
+    }
+}
+
+// The invariants the policy keeps: a held or failed lock has a holder, a free one
+// has none, a failed one has its failure.
+void check_state(const LockRecord& r) {
+    if (r.state != LockState::free && !r.holder) {
+        throw std::invalid_argument(std::string("state is ") + state_name(r.state) +
+                                    " but holder is null");
+    }
+    if (r.state == LockState::free && r.holder) {
+        throw std::invalid_argument("state is free but holder is " + r.holder->id);
+    }
+    if (r.state == LockState::failed && !r.failure) {
+        throw std::invalid_argument("state is failed but failure is null");
+    }
+}
+
+void read_lists(const json& j, LockRecord& r) {
+    if (const json* waiters = optional_of(j, "waiters", json::value_t::array, "an array")) {
+        for (std::size_t i = 0; i < waiters->size(); ++i) {
+            const json& w = element_object(*waiters, i, "waiters");
+            const json* who = optional_of(w, "who", json::value_t::object, "an object");
+            if (who == nullptr) {
+                throw std::invalid_argument("waiters[" + std::to_string(i) + "].who: missing");
+            }
+            r.waiters.push_back({holder_from(*who, "waiters[" + std::to_string(i) + "].who"),
+                                 read_time(w, "since"), read_time(w, "last_seen"),
+                                 read_seconds(w, "ttl_seconds")});
+        }
+    }
+    if (const json* history = optional_of(j, "history", json::value_t::array, "an array")) {
+        for (std::size_t i = 0; i < history->size(); ++i) {
+            const json& t = element_object(*history, i, "history");
+            r.history.push_back({read_int(t, "seq"), read_string(t, "what"), read_string(t, "who"),
+                                 read_time(t, "at"), read_string(t, "why")});
+        }
+    }
+}
+
 LockRecord record_from(const json& j) {
     if (!j.is_object()) {
-        throw std::invalid_argument("expected an object");
+        throw std::invalid_argument("expected a JSON object");
     }
+    check_schema(j);
     LockRecord r;
     r.name = read_string(j, "name");
     std::string state = read_string(j, "state");
-    auto parsed = parse_state(state.empty() ? "free" : state);
+    auto parsed = parse_state(state);
     if (!parsed) {
         throw std::invalid_argument("state: \"" + state + "\" is not free, held or failed");
     }
     r.state = *parsed;
-    if (j.contains("holder") && j["holder"].is_object()) {
-        r.holder = holder_from(j["holder"]);
+    if (const json* holder = optional_of(j, "holder", json::value_t::object, "an object")) {
+        r.holder = holder_from(*holder, "holder");
     }
     r.acquired_at = read_time(j, "acquired_at");
     r.renewed_at = read_time(j, "renewed_at");
     r.lease_duration = read_seconds(j, "lease_duration_seconds");
+    if (r.lease_duration.count() < 0) {
+        throw std::invalid_argument("lease_duration_seconds: negative");
+    }
     r.lease_transitions = read_int(j, "lease_transitions");
     r.step = read_string(j, "step");
-    if (j.contains("failure") && j["failure"].is_object()) {
-        r.failure = failure_from(j["failure"]);
+    if (const json* failure = optional_of(j, "failure", json::value_t::object, "an object")) {
+        r.failure = failure_from(*failure);
     }
-    for (const auto& w : j.value("waiters", json::array())) {
-        r.waiters.push_back({holder_from(w.at("who")), read_time(w, "since"),
-                             read_time(w, "last_seen"), read_seconds(w, "ttl_seconds")});
-    }
-    for (const auto& t : j.value("history", json::array())) {
-        r.history.push_back({read_int(t, "seq"), read_string(t, "what"), read_string(t, "who"),
-                             read_time(t, "at"), read_string(t, "why")});
-    }
+    read_lists(j, r);
+    check_state(r);
     return r;
 }
 
@@ -168,12 +235,36 @@ json to_json(const LockRecord& r) {
     return j;
 }
 
+Result<nlohmann::json> parse_record_text(const std::string& text) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return Status(Code::invalid, "empty");
+    }
+    try {
+        return json::parse(text);
+    } catch (const json::exception& e) {
+        std::string what = e.what();  // "[json.exception.parse_error.101] parse error at ..."
+        auto cut = what.find("] ");
+        return Status(Code::invalid,
+                      "not JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+    }
+}
+
 Result<LockRecord> record_from_json(const nlohmann::json& j) {
     try {
         return record_from(j);
     } catch (const std::exception& e) {
-        return Status(Code::invalid, std::string("lock record: ") + e.what());
+        return Status(Code::invalid, e.what());
     }
+}
+
+Result<LockRecord> record_from_json(const nlohmann::json& j, const std::string& name) {
+    TRY_ASSIGN(LockRecord r, record_from_json(j));
+    if (!r.name.empty() && r.name != name) {
+        return Status(Code::invalid,
+                      "name: it is the record of lock \"" + r.name + "\", not \"" + name + "\"");
+    }
+    r.name = name;
+    return r;
 }
 
 }  // namespace envgate::locks

@@ -14,7 +14,15 @@ inline constexpr const char* k_record_schema = "envgate.dev/lock/v1";
 nlohmann::json to_json(const LockRecord& record);
 nlohmann::json to_json(const Holder& holder);
 
-// An `invalid` Status names the field that is wrong.
+// Parses stored text; empty text or a syntax error is `invalid`, saying where
+// ("not JSON: parse error at line 1, column 2: ...").
+Result<nlohmann::json> parse_record_text(const std::string& text);
+
+// Decodes strictly: anything not understood (another schema, a wrong type, a held
+// lock without a holder) is an `invalid` Status naming the field, never a guess, so a
+// store never overwrites a record it could not read.
 Result<LockRecord> record_from_json(const nlohmann::json& j);
+// The same for the record stored as lock `name`: a record of another lock is invalid.
+Result<LockRecord> record_from_json(const nlohmann::json& j, const std::string& name);
 
 }  // namespace envgate::locks
