@@ -6,6 +6,7 @@
 #include "locks/describe.h"
 #include "locks/record_json.h"
 #include "runner/cmd_lock.h"
+#include "runner/cmd_unlock.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
 
@@ -32,7 +33,9 @@ void line(std::ostringstream& out, const char* label, const std::string& value) 
 void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now) {
     const LockRecord& r = s.record;
     if (!s.error.empty()) {
-        out << r.name << "  UNKNOWN\n  error    " << s.error << "\n";
+        out << r.name << (s.repair.empty() ? "  UNKNOWN" : "  UNREADABLE") << "\n  error    "
+            << s.error << "\n"
+            << s.repair;
         return;
     }
     std::string state = state_name(r.state);
@@ -141,6 +144,9 @@ int run_status(const StatusOptions& o, Context& ctx) {
             s.record = read->record;
         } else {
             s.error = read.status().message();
+            if (read.status().code() == Code::invalid) {
+                s.repair = repair_instructions(*config, name);
+            }
         }
         out.push_back(std::move(s));
     }

@@ -21,11 +21,13 @@ struct StatusOptions {
 
 int run_status(const StatusOptions& options, Context& ctx);
 
-// One lock as status shows it; `error` is set when it could not be read.
+// One lock as status shows it; `error` is set when it could not be read, and
+// `repair` too when the store answered but the record is not understood.
 struct LockStatus {
     locks::LockRecord record;
     std::string store;
     std::string error;
+    std::string repair;  // repair_instructions(): how to look at it and clear it
 };
 
 // Pure renderers. Text fits an 80-column terminal.

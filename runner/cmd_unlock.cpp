@@ -1,29 +1,106 @@
 #include "runner/cmd_unlock.h"
 
 #include <algorithm>
+#include <charconv>
 #include <ostream>
 
+#include "locks/describe.h"
 #include "locks/identity.h"
 #include "runner/cmd_lock.h"
+#include "runner/config.h"
 #include "runner/exit_status.h"
+#include "runner/gitlab_members.h"
 
 namespace envgate {
 namespace {
 
-// "alice, bob; groups @sre-oncall are not checked yet", for the refusal message.
-std::string who_may(const std::vector<std::string>& unlockers) {
-    std::string users;
-    std::string groups;
+constexpr const char* k_token_variable = "ENVGATE_GITLAB_TOKEN";
+
+std::vector<std::string> groups_of(const std::vector<std::string>& unlockers) {
+    std::vector<std::string> groups;
     for (const auto& u : unlockers) {
-        std::string& list = u.starts_with("@") ? groups : users;
-        list += (list.empty() ? "" : ", ") + u;
+        if (u.starts_with("@") && u.size() > 1) {
+            groups.push_back(u);
+        }
     }
-    std::string text = users.empty() ? "no GitLab login is listed in unlockers" : users;
-    if (!groups.empty()) {
-        text += " (group entries " + groups +
-                " cannot be checked from a job yet; list the logins themselves)";
+    return groups;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string text;
+    for (const auto& item : items) {
+        text += (text.empty() ? "" : ", ") + item;
     }
     return text;
+}
+
+// "alice, bob, or an active member of @sre-oncall", for refusals.
+std::string who_may(const std::vector<std::string>& unlockers) {
+    std::vector<std::string> users;
+    for (const auto& u : unlockers) {
+        if (!u.starts_with("@")) {
+            users.push_back(u);
+        }
+    }
+    std::vector<std::string> groups = groups_of(unlockers);
+    if (users.empty() && groups.empty()) {
+        return "nobody: unlockers is empty";
+    }
+    std::string text = joined(users);
+    if (!groups.empty()) {
+        text +=
+            (text.empty() ? "" : ", or ") + std::string("an active member of ") + joined(groups);
+    }
+    return text;
+}
+
+std::string env_value(const Context& ctx, const char* name) {
+    auto v = ctx.getenv(name);
+    return v ? *v : std::string();
+}
+
+std::optional<std::int64_t> user_id_from(const std::string& text) {
+    std::int64_t id = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id <= 0) {
+        return std::nullopt;
+    }
+    return id;
+}
+
+// The CI rule, with the GitLab client built from CI variables only when a group
+// entry has to be checked. Returns 0 when allowed, else the exit status.
+int authorize_in_ci(const std::string& env, const std::string& actor,
+                    const std::vector<std::string>& unlockers, Context& ctx) {
+    std::unique_ptr<GroupMembers> members;
+    const std::string token = env_value(ctx, k_token_variable);
+    if (!may_unlock(actor, unlockers) && !groups_of(unlockers).empty() && !token.empty()) {
+        auto made = make_gitlab_members(
+            {env_value(ctx, "CI_SERVER_URL"), token, env_value(ctx, "CI_SERVER_TLS_CA_FILE")});
+        if (!made.is_ok()) {
+            ctx.err << "envgate unlock: cannot check group membership: " << made.status().message()
+                    << "\n";
+            return k_exit_usage;
+        }
+        members = std::move(made.value());
+    }
+    UnlockerCheck check = check_unlocker(actor, user_id_from(env_value(ctx, "GITLAB_USER_ID")),
+                                         unlockers, members.get());
+    if (!check.allowed) {
+        ctx.err << "envgate unlock: " << actor << " may not unlock " << env
+                << " from CI: " << check.refusal << "\n";
+        return check.exit;
+    }
+    ctx.err << "envgate unlock: " << actor << " may unlock " << env << ": " << check.how << "\n";
+    return 0;
+}
+
+std::string kubectl_prefix(const LockSettings& s, const Environment* env) {
+    std::string cmd = "kubectl";
+    if (env != nullptr && env->kube_context) {
+        cmd += " --context " + locks::shell_quote(*env->kube_context);
+    }
+    return cmd + " -n " + locks::shell_quote(s.namespace_);
 }
 
 }  // namespace
@@ -33,26 +110,115 @@ bool may_unlock(const std::string& login, const std::vector<std::string>& unlock
            std::find(unlockers.begin(), unlockers.end(), login) != unlockers.end();
 }
 
+UnlockerCheck check_unlocker(const std::string& login, std::optional<std::int64_t> user_id,
+                             const std::vector<std::string>& unlockers, GroupMembers* members) {
+    UnlockerCheck c;
+    if (may_unlock(login, unlockers)) {
+        c.allowed = true;
+        c.how = "listed in unlockers";
+        return c;
+    }
+    const std::vector<std::string> groups = groups_of(unlockers);
+    const std::string may = " Who may: " + who_may(unlockers) + ".";
+    if (login.empty() || login.starts_with("@")) {
+        c.refusal = "GITLAB_USER_LOGIN is not a GitLab login." + may;
+        return c;
+    }
+    if (groups.empty()) {
+        c.refusal = "not listed in unlockers." + may;
+        return c;
+    }
+    if (members == nullptr) {
+        c.refusal = std::string("not listed by login, and group entries (") + joined(groups) +
+                    ") are checked through the GitLab API, which needs " + k_token_variable +
+                    ": a token with the read_api scope, as a masked CI/CD variable." + may;
+        return c;
+    }
+    if (!user_id) {
+        c.refusal = "GITLAB_USER_ID is not set, so group membership cannot be checked." + may;
+        return c;
+    }
+    std::string errors;
+    for (const auto& group : groups) {
+        auto member = members->is_member(group.substr(1), *user_id);
+        if (member.is_ok() && *member) {
+            c.allowed = true;
+            c.how = "an active member of " + group;
+            return c;
+        }
+        if (!member.is_ok()) {
+            errors += (errors.empty() ? "" : "; ") + member.status().message();
+        }
+    }
+    if (!errors.empty()) {
+        c.exit = k_exit_infra;
+        c.refusal = "group membership could not be checked (" + errors +
+                    "), and a membership GitLab does not confirm does not count." + may;
+        return c;
+    }
+    c.refusal = "not listed by login and not an active member of " + joined(groups) + "." + may;
+    return c;
+}
+
+std::string repair_instructions(const Config& config, const std::string& name) {
+    const Environment* env = config.find_environment(name);
+    const LockSettings& s = env ? env->lock : config.default_lock;
+    std::string show;
+    std::string clear;
+    std::string note;
+    if (s.store == LockStoreKind::kubernetes) {
+        const std::string kubectl = kubectl_prefix(s, env);
+        const std::string lease = std::string("envgate-") + name;
+        show = kubectl + " get lease " + lease + " -o yaml";
+        clear = show + " > " + lease + ".yaml\n    " + kubectl + " delete lease " + lease;
+        note =
+            "  If another program owns this Lease, leave it, and give envgate another\n"
+            "  lock namespace (lock.namespace in envgate.yml).\n";
+    } else {
+        const std::string file = locks::shell_quote(s.path + "/" + name + ".json");
+        show = "cat " + file;
+        clear = "mv " + file + " " + locks::shell_quote(s.path + "/" + name + ".json.unreadable");
+    }
+    return "  envgate never overwrites a lock record it cannot read. Look at it:\n    " + show +
+           "\n  If no pipeline is working on " + name +
+           ", set it aside (keeping a copy); the lock is\n  then free, and the next acquire "
+           "writes a new record:\n    " +
+           clear + "\n" + note;
+}
+
 int run_unlock(const UnlockOptions& o, Context& ctx) {
     if (o.reason.empty()) {
         ctx.err << "envgate unlock: --reason TEXT is required (it is kept in the lock history)\n";
         return k_exit_usage;
     }
+    auto config = load_config(o.config_path);
+    if (!config.is_ok()) {
+        ctx.err << config.status().message() << "\n";
+        return k_exit_usage;
+    }
     int exit = k_exit_usage;
-    auto target = resolve_lock(o.config_path, o.env, ctx, exit);
+    auto target = lock_target(*config, o.env, ctx, exit);
     if (!target) {
         return exit;
     }
     std::string actor = locks::acting_user(ctx.getenv);
-    if (locks::in_ci(ctx.getenv) && !may_unlock(actor, target->unlockers)) {
-        ctx.err << "envgate unlock: " << actor << " may not unlock " << o.env
-                << " from CI. Who may: " << who_may(target->unlockers) << "\n";
-        return k_exit_failed;
+    if (locks::in_ci(ctx.getenv)) {
+        if (int refused = authorize_in_ci(o.env, actor, target->unlockers, ctx)) {
+            return refused;
+        }
     }
     locks::LockManager manager(*target->store, ctx.clock, ctx.err, ctx.pending_signal);
     auto d = manager.unlock(o.env, actor, o.reason, o.expect_holder);
     if (!d.is_ok()) {
-        ctx.err << "envgate unlock: " << d.status().message() << "\n";
+        auto current = target->store->read(o.env);
+        if (!current.is_ok() && current.status().code() == Code::invalid) {
+            ctx.err << "envgate unlock: lock " << o.env
+                    << " not unlocked: its record cannot be read: " << current.status().message()
+                    << "\n"
+                    << repair_instructions(*config, o.env);
+        } else {
+            ctx.err << "envgate unlock: " << d.status().message() << "\n";
+        }
         return exit_for(d.status());
     }
     if (d->outcome == locks::Outcome::refused) {

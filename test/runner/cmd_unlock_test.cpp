@@ -1,0 +1,278 @@
+// Given `envgate unlock` and `envgate status` run in-process on a file store, then:
+// in CI a login listed in `unlockers` or an active member of a listed @group (asked of
+// a local stand-in for GitLab) may unlock, anyone else is refused naming who may, a
+// missing token or a GitLab error refuses (fail closed) and the token is never
+// printed; a lock record that cannot be read is left byte for byte as it was, unlock
+// prints the exact commands to look at it and set it aside, and status marks it
+// UNREADABLE while still listing the other locks.
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "locks/file_store.h"
+#include "runner/cmd_status.h"
+#include "runner/cmd_unlock.h"
+#include "runner/config.h"
+#include "runner/exit_status.h"
+#include "runner/gitlab_members.h"
+#include "test/fakes/fake_clock.h"
+#include "test/locks/store_factories.h"
+#include "test/runner/fake_gitlab.h"
+
+using namespace envgate;
+using namespace envgate::locks;
+
+namespace {
+
+const TimePoint k_t0 = *parse_rfc3339("2026-05-01T10:00:00Z");
+const std::string k_token = "glpat-s3cr3t-t0ken";
+const std::string k_sre = "/api/v4/groups/gitlab-org%2Fsre/members/all/42";
+
+// Records which groups were asked; answers from a table (absent: not a member).
+class FakeMembers : public GroupMembers {
+  public:
+    std::map<std::string, Result<bool>> answers;
+    std::vector<std::string> asked;
+    Result<bool> is_member(const std::string& group, std::int64_t user_id) override {
+        asked.push_back(group + "/" + std::to_string(user_id));
+        auto it = answers.find(group);
+        return it == answers.end() ? Result<bool>(false) : it->second;
+    }
+};
+
+struct Run {
+    int code;
+    std::string out;
+    std::string err;
+};
+
+// A directory with envgate.yml (file store) and a failed lock gstg.
+struct Workspace {
+    test::TempDir dir;
+    std::string config = dir.path() + "/envgate.yml";
+    std::string locks = dir.path() + "/locks";
+
+    Workspace() {
+        std::ofstream(config)
+            << "version: 1\n"
+               "defaults:\n"
+               "  namespace: gitlab\n"
+               "  lock: { store: file, path: locks }\n"
+               "  unlockers: [ \"alice\", \"@sre-oncall\", \"@gitlab-org/sre\" ]\n"
+               "environments:\n"
+               "  - name: gstg\n"
+               "  - name: gprd\n";
+        LockRecord r;
+        r.name = "gstg";
+        r.state = LockState::failed;
+        r.holder = Holder{};
+        r.holder->id = "grp/app#7";
+        r.acquired_at = k_t0;
+        r.renewed_at = k_t0;
+        r.failure = Failure{"deploy", "MigrationsJobFailed", "backoffLimit", k_t0};
+        r.record("acquire", "grp/app#7", k_t0, "was free");
+        BOOST_REQUIRE(FileStore(locks).write("gstg", r, "").is_ok());
+    }
+
+    LockState state() { return FileStore(locks).read("gstg")->record.state; }
+
+    Run unlock(const std::map<std::string, std::string>& env) {
+        UnlockOptions o;
+        o.env = "gstg";
+        o.reason = "migrations fixed by hand";
+        o.config_path = config;
+        return run([&](Context& ctx) { return run_unlock(o, ctx); }, env);
+    }
+
+    Run status(const std::string& output) {
+        StatusOptions o;
+        o.output = output;
+        o.config_path = config;
+        return run([&](Context& ctx) { return run_status(o, ctx); }, {{"USER", "sre"}});
+    }
+
+    template <typename F>
+    Run run(F command, const std::map<std::string, std::string>& env) {
+        std::istringstream in;
+        std::ostringstream out;
+        std::ostringstream err;
+        test::FakeClock clock(k_t0 + std::chrono::hours(1));
+        Context ctx{in, out, err, clock, [env](const std::string& name) {
+                        auto it = env.find(name);
+                        return it == env.end() ? std::nullopt
+                                               : std::optional<std::string>(it->second);
+                    }};
+        int code = command(ctx);
+        return {code, out.str(), err.str()};
+    }
+};
+
+std::map<std::string, std::string> ci_env(const std::string& server_url, bool token = true) {
+    std::map<std::string, std::string> env = {{"CI", "true"},
+                                              {"GITLAB_USER_LOGIN", "bob"},
+                                              {"GITLAB_USER_ID", "42"},
+                                              {"CI_SERVER_URL", server_url}};
+    if (token) {
+        env["ENVGATE_GITLAB_TOKEN"] = k_token;
+    }
+    return env;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cmd_unlock_suite)
+
+BOOST_AUTO_TEST_CASE(the_ci_rule_checks_logins_then_each_group_and_fails_closed) {
+    const std::vector<std::string> unlockers = {"alice", "@sre-oncall", "@gitlab-org/sre"};
+    FakeMembers members;
+    auto listed = check_unlocker("alice", 1, unlockers, &members);
+    BOOST_TEST(listed.allowed);
+    BOOST_TEST(listed.how == "listed in unlockers");
+    BOOST_TEST(members.asked.empty());  // a listed login needs no API call
+
+    members.answers.emplace("gitlab-org/sre", true);
+    auto member = check_unlocker("bob", 42, unlockers, &members);
+    BOOST_TEST(member.allowed);
+    BOOST_TEST(member.how == "an active member of @gitlab-org/sre");
+    BOOST_TEST(members.asked == (std::vector<std::string>{"sre-oncall/42", "gitlab-org/sre/42"}));
+
+    FakeMembers none;
+    auto refused = check_unlocker("bob", 42, unlockers, &none);
+    BOOST_TEST(!refused.allowed);
+    BOOST_TEST(refused.exit == k_exit_failed);
+    BOOST_TEST(refused.refusal ==
+               "not listed by login and not an active member of @sre-oncall, @gitlab-org/sre. "
+               "Who may: alice, or an active member of @sre-oncall, @gitlab-org/sre.");
+
+    auto no_token = check_unlocker("bob", 42, unlockers, nullptr);
+    BOOST_TEST(!no_token.allowed);
+    BOOST_TEST(has(no_token.refusal, "ENVGATE_GITLAB_TOKEN: a token with the read_api scope"));
+
+    BOOST_TEST(!check_unlocker("bob", std::nullopt, unlockers, &none).allowed);
+    BOOST_TEST(!check_unlocker("@sre-oncall", 42, unlockers, &none).allowed);
+    BOOST_TEST(!check_unlocker("bob", 42, {"alice"}, &none).allowed);
+    BOOST_TEST(none.asked.size() == 2u);  // only the first refusal asked GitLab
+
+    FakeMembers flaky;
+    flaky.answers.emplace("sre-oncall", Status(Code::transient, "GET x: 500 Internal"));
+    auto unknown = check_unlocker("bob", 42, unlockers, &flaky);
+    BOOST_TEST(!unknown.allowed);
+    BOOST_TEST(unknown.exit == k_exit_infra);
+    BOOST_TEST(has(unknown.refusal, "could not be checked (GET x: 500 Internal)"));
+    flaky.answers.emplace("gitlab-org/sre", true);  // confirmed by another group: enough
+    BOOST_TEST(check_unlocker("bob", 42, unlockers, &flaky).allowed);
+}
+
+BOOST_AUTO_TEST_CASE(a_group_member_unlocks_from_ci_and_the_token_is_never_printed) {
+    test::FakeGitLab gitlab;
+    gitlab.answer(k_sre, 200, test::FakeGitLab::member_body(42));
+    Workspace w;
+    Run r = w.unlock(ci_env(gitlab.url()));
+    BOOST_TEST(r.code == k_exit_success, r.err);
+    BOOST_TEST(has(r.err, "bob may unlock gstg: an active member of @gitlab-org/sre"));
+    BOOST_TEST(has(r.out, "recorded as bob: migrations fixed by hand"));
+    BOOST_TEST((w.state() == LockState::free));
+    BOOST_TEST(!has(r.out + r.err, k_token));
+    auto seen = gitlab.requests();
+    BOOST_REQUIRE(seen.size() == 2u);  // @sre-oncall: 404, then @gitlab-org/sre: member
+    BOOST_TEST(seen[0].uri == "/api/v4/groups/sre-oncall/members/all/42");
+    BOOST_TEST(seen[1].private_token == k_token);
+}
+
+BOOST_AUTO_TEST_CASE(from_ci_a_non_member_no_token_or_a_gitlab_error_leaves_the_lock_failed) {
+    test::FakeGitLab gitlab;
+    Workspace w;
+    Run stranger = w.unlock(ci_env(gitlab.url()));
+    BOOST_TEST(stranger.code == k_exit_failed);
+    BOOST_TEST(has(stranger.err,
+                   "bob may not unlock gstg from CI: not listed by login and not "
+                   "an active member of @sre-oncall, @gitlab-org/sre"));
+
+    const std::size_t asked = gitlab.requests().size();
+    Run no_token = w.unlock(ci_env(gitlab.url(), false));
+    BOOST_TEST(no_token.code == k_exit_failed);
+    BOOST_TEST(has(no_token.err, "ENVGATE_GITLAB_TOKEN"));
+    BOOST_TEST(has(no_token.err, "read_api"));
+    BOOST_TEST(has(no_token.err, "Who may: alice, or an active member of @sre-oncall"));
+    BOOST_TEST(gitlab.requests().size() == asked);
+
+    gitlab.answer("/api/v4/groups/sre-oncall/members/all/42", 500, "{}");
+    gitlab.answer(k_sre, 401, R"({"message":"401 Unauthorized: )" + k_token + "\"}");
+    Run broken = w.unlock(ci_env(gitlab.url()));
+    BOOST_TEST(broken.code == k_exit_infra);
+    BOOST_TEST(has(broken.err, "500 Internal Server Error"));
+    BOOST_TEST(has(broken.err, "401 Unauthorized"));
+    BOOST_TEST(!has(broken.out + broken.err, k_token));
+
+    Run plain_http = w.unlock(ci_env("http://gitlab.example.com"));
+    BOOST_TEST(plain_http.code == k_exit_usage);
+    BOOST_TEST(has(plain_http.err, "only over https"));
+    BOOST_TEST((w.state() == LockState::failed));
+}
+
+BOOST_AUTO_TEST_CASE(an_unreadable_record_is_not_unlocked_and_unlock_says_how_to_clear_it) {
+    Workspace w;
+    const std::string path = w.locks + "/gstg.json";
+    const std::string bytes = R"({"schema": "envgate.dev/lock/v1", "state": "held"})";
+    std::ofstream(path, std::ios::binary) << bytes;
+    Run r = w.unlock({{"USER", "sre"}});
+    BOOST_TEST(r.code == k_exit_usage);
+    BOOST_TEST(has(r.err, "lock gstg not unlocked: its record cannot be read: " + path +
+                              ": not a lock record: state is held but holder is null"));
+    BOOST_TEST(has(r.err, "\n    cat " + path + "\n"));
+    BOOST_TEST(has(r.err, "\n    mv " + path + " " + path + ".unreadable\n"));
+    BOOST_TEST(slurp(path) == bytes);
+    // Following the advice frees the lock.
+    std::filesystem::rename(path, path + ".unreadable");
+    BOOST_TEST((w.state() == LockState::free));
+}
+
+BOOST_AUTO_TEST_CASE(status_marks_an_unreadable_lock_and_still_lists_the_others) {
+    Workspace w;
+    const std::string path = w.locks + "/gstg.json";
+    std::ofstream(path, std::ios::binary) << "{ torn";
+    Run text = w.status("text");
+    BOOST_TEST(text.code == k_exit_infra);
+    BOOST_TEST(has(text.out, "gstg  UNREADABLE\n  error    " + path +
+                                 ": not a lock record: not JSON: parse error"));
+    BOOST_TEST(has(text.out, "    cat " + path + "\n"));
+    BOOST_TEST(has(text.out, "\ngprd  FREE\n"));
+    BOOST_TEST(has(text.out, "\nqa  FREE\n"));
+    Run json_run = w.status("json");
+    auto j = nlohmann::json::parse(json_run.out);
+    BOOST_REQUIRE(j["locks"].size() == 3u);
+    BOOST_TEST(has(j["locks"][0]["error"].get<std::string>(), path + ": not a lock record"));
+    BOOST_TEST(j["locks"][1]["error"].is_null());
+    BOOST_TEST(j["locks"][1]["lock"]["name"] == "gprd");
+    BOOST_TEST(slurp(path) == "{ torn");
+}
+
+BOOST_AUTO_TEST_CASE(for_a_lease_the_commands_name_the_context_namespace_and_lease) {
+    auto config = load_config(std::string(ENVGATE_FIXTURES) + "/config/envgate.yml");
+    BOOST_REQUIRE(config.is_ok());
+    std::string text = repair_instructions(*config, "gstg");
+    const std::string kubectl = "kubectl --context gitlab-org/agents:gstg -n envgate-locks";
+    BOOST_TEST(has(text, "\n    " + kubectl + " get lease envgate-gstg -o yaml\n"), text);
+    BOOST_TEST(
+        has(text, "\n    " + kubectl + " get lease envgate-gstg -o yaml > envgate-gstg.yaml\n    " +
+                      kubectl + " delete lease envgate-gstg\n"),
+        text);
+    BOOST_TEST(has(repair_instructions(*config, "qa"),
+                   "    kubectl -n envgate-locks get lease envgate-qa -o yaml\n"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
