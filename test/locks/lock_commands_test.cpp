@@ -1,6 +1,7 @@
 // Given lock records, then `envgate status` renders text that fits 80 columns and
 // names the exact unlock command of a failed lock, JSON in the documented schema,
-// and the CI unlock rule accepts listed logins only (groups cannot be checked).
+// and a login matches only when listed by name (group entries are asked of GitLab:
+// test/runner/cmd_unlock_test.cpp).
 #include <boost/test/unit_test.hpp>
 #include <sstream>
 
