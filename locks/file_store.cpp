@@ -1,12 +1,15 @@
 #include "locks/file_store.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -118,6 +121,36 @@ Result<Versioned> read_file(const std::string& path, const std::string& name) {
     return decoded;
 }
 
+// What changes a record file: a rename onto it (every FileStore write), an in-place
+// write, a removal; and the directory itself going away.
+constexpr std::uint32_t k_record_events =
+    IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
+
+// Reads the pending inotify events; true when one may concern `file`.
+Result<bool> drain_events(int fd, const std::string& file, const std::string& dir) {
+    bool ours = false;
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            return ours;
+        }
+        if (n <= 0) {
+            return io_error("cannot read the inotify events of", dir);
+        }
+        for (char* p = buf; p < buf + n;) {
+            const auto* e = reinterpret_cast<const inotify_event*>(p);
+            bool self =
+                (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) != 0;
+            ours = ours || self || (e->len > 0 && file == e->name);
+            p += sizeof(inotify_event) + e->len;
+        }
+    }
+}
+
 }  // namespace
 
 Status check_lock_name(const std::string& name) {
@@ -213,6 +246,46 @@ void FileStore::remove_torn_temps(const std::string& name) const {
     for (const auto& entry : fs::directory_iterator(m_directory, ec)) {
         if (entry.path().filename().string().rfind(prefix, 0) == 0) {
             fs::remove(entry.path(), ec);
+        }
+    }
+}
+
+// Arms an inotify watch on the directory, then compares the stored version (so a
+// write that landed before the watch is not missed), then sleeps in poll(2) until an
+// event names the record (a change: the caller re-reads), `max_wait` passes or a
+// signal arrives (EINTR).
+Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::string& version,
+                                           Duration max_wait) {
+    TRY(check_lock_name(name));
+    Fd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (fd.get() < 0 || ::inotify_add_watch(fd.get(), m_directory.c_str(), k_record_events) < 0) {
+        return WaitEnd::unwatched;  // no directory yet, or out of inotify watches: poll
+    }
+    const std::string file = name + ".json";
+    const auto end = std::chrono::steady_clock::now() + max_wait;
+    auto current = read(name);
+    if (!current.is_ok() || current->version != version) {
+        return WaitEnd::changed;  // the caller re-reads (and reports a read error)
+    }
+    for (;;) {
+        auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return WaitEnd::timed_out;
+        }
+        pollfd p{fd.get(), POLLIN, 0};
+        int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60'000)));
+        if (n < 0 && errno == EINTR) {
+            return WaitEnd::timed_out;  // a signal: the caller looks at it
+        }
+        if (n < 0) {
+            return io_error("cannot poll the inotify watch of", m_directory);
+        }
+        if (n > 0) {
+            TRY_ASSIGN(bool ours, drain_events(fd.get(), file, m_directory));
+            if (ours) {
+                return WaitEnd::changed;  // every write renames a new revision in
+            }
         }
     }
 }

@@ -2,7 +2,8 @@
 // holds an exclusive flock on `<lock>.json.lock` around read-compare-write, writes
 // a temp file, fsyncs it and renames it over the record (then fsyncs the folder),
 // so a reader sees the old record or the new one, never half of one, and a crash
-// mid-write leaves only a temp file that the next write removes.
+// mid-write leaves only a temp file that the next write removes. A waiter blocks in
+// wait_for_change on inotify: the rename of a new record wakes it.
 #pragma once
 
 #include <functional>
@@ -23,6 +24,8 @@ class FileStore : public LockStore {
     Result<Versioned> read(const std::string& name) override;
     Result<std::string> write(const std::string& name, const LockRecord& record,
                               const std::string& version) override;
+    Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
+                                    Duration max_wait) override;
     Result<std::vector<std::string>> list() override;
     std::string describe() const override;
 

@@ -277,9 +277,24 @@ json KubernetesLeaseStore::base_object(const std::string& name, const std::strin
     return json::object();
 }
 
+// The Lease a watch has just delivered (wait_for_change), once, else a GET: a waiter
+// woken by a change reads what woke it without asking again.
+Result<json> KubernetesLeaseStore::fetch(const std::string& name) {
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_delivered.find(name);
+        if (it != m_delivered.end()) {
+            json lease = std::move(it->second);
+            m_delivered.erase(it);
+            return lease;
+        }
+    }
+    return m_api->get(lease_ref(name));
+}
+
 Result<Versioned> KubernetesLeaseStore::read(const std::string& name) {
     TRY(check_lock_name(name));
-    auto got = m_api->get(lease_ref(name));
+    auto got = fetch(name);
     if (!got.is_ok()) {
         if (got.status().code() == Code::not_found) {
             remember(name, nullptr);
@@ -300,6 +315,10 @@ Result<Versioned> KubernetesLeaseStore::read(const std::string& name) {
 Result<std::string> KubernetesLeaseStore::write(const std::string& name, const LockRecord& record,
                                                 const std::string& version) {
     TRY(check_lock_name(name));
+    {
+        std::lock_guard lock(m_mutex);
+        m_delivered.erase(name);  // older than what this write replaces, at best
+    }
     LockRecord stored = record;
     stored.name = name;
     json base = base_object(name, version);
@@ -343,6 +362,53 @@ void KubernetesLeaseStore::post_events(const std::string& name, const LockRecord
                                 event_for_transition(name, t, lease));
         }
     }
+}
+
+// A watch of this one Lease (fieldSelector metadata.name) from `version`, so every
+// write after our read is delivered, ending at its first event (kept for the next
+// read). A watch lasts whole
+// seconds (timeoutSeconds): a shorter wait is left to the caller's polling. 410 Gone
+// (our version was compacted away) counts as a change: the caller re-reads.
+Result<WaitEnd> KubernetesLeaseStore::wait_for_change(const std::string& name,
+                                                      const std::string& version,
+                                                      Duration max_wait) {
+    TRY(check_lock_name(name));
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(max_wait).count();
+    if (seconds < 1) {
+        return WaitEnd::unwatched;
+    }
+    kube::WatchOptions options;
+    options.field_selector = "metadata.name=" + lease_name(name);
+    options.resource_version = version;  // empty: the Lease, if any, comes as ADDED
+    options.allow_bookmarks = false;
+    options.timeout_seconds = static_cast<int>(std::min<std::int64_t>(seconds, 300));
+    bool changed = false;
+    Status watched =
+        m_api->watch(kube::leases(m_namespace), options, [&](const kube::WatchEvent& e) {
+            if (e.type == kube::EventType::bookmark) {
+                return kube::WatchNext::proceed;
+            }
+            changed = true;
+            if (e.type != kube::EventType::deleted) {
+                std::lock_guard lock(m_mutex);
+                m_delivered[name] = e.object;
+            }
+            return kube::WatchNext::stop;
+        });
+    if (changed || watched.code() == Code::gone) {
+        return WaitEnd::changed;
+    }
+    if (!watched.is_ok()) {
+        return watched.with_context("lock " + name);
+    }
+    // The server ended the watch (timeoutSeconds) with nothing to say: the Lease is
+    // still the one we know, so the next read needs no GET.
+    std::lock_guard lock(m_mutex);
+    auto it = m_seen.find(name);
+    if (it != m_seen.end() && meta_string(it->second, "resourceVersion") == version) {
+        m_delivered[name] = it->second;
+    }
+    return WaitEnd::timed_out;
 }
 
 Result<std::vector<std::string>> KubernetesLeaseStore::list() {

@@ -4,7 +4,8 @@
 // record (same JSON as the file store) sits in the annotation envgate.dev/record.
 // version = metadata.resourceVersion; every write is a create (409 AlreadyExists)
 // or a PUT carrying the version read (409 Conflict), both Code::conflict. Each new
-// history entry is also posted as a core v1 Event on the Lease, best effort.
+// history entry is also posted as a core v1 Event on the Lease, best effort. A
+// waiter blocks in wait_for_change on a watch of its Lease from the version it read.
 #pragma once
 
 #include <map>
@@ -30,11 +31,14 @@ class KubernetesLeaseStore : public LockStore {
     Result<Versioned> read(const std::string& name) override;
     Result<std::string> write(const std::string& name, const LockRecord& record,
                               const std::string& version) override;
+    Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
+                                    Duration max_wait) override;
     Result<std::vector<std::string>> list() override;
     std::string describe() const override;
 
   private:
     kube::ResourceRef lease_ref(const std::string& name) const;
+    Result<nlohmann::json> fetch(const std::string& name);
     // The object a write starts from: the one last seen at `version` (keeping
     // labels and annotations others added), else a bare Lease.
     nlohmann::json base_object(const std::string& name, const std::string& version);
@@ -45,7 +49,8 @@ class KubernetesLeaseStore : public LockStore {
     std::shared_ptr<kube::KubeApi> m_api;
     std::string m_namespace;
     std::mutex m_mutex;
-    std::map<std::string, nlohmann::json> m_seen;  // lock -> Lease last read or written
+    std::map<std::string, nlohmann::json> m_seen;       // lock -> Lease last read or written
+    std::map<std::string, nlohmann::json> m_delivered;  // lock -> Lease a watch delivered
 };
 
 // The Lease that stores `record` (without metadata.resourceVersion).

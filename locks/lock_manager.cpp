@@ -1,5 +1,6 @@
 #include "locks/lock_manager.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "locks/describe.h"
@@ -19,6 +20,18 @@ std::string queue_text(const Decision& d, QueueOrder order) {
            " in the queue (" + order_name(order) + ")";
 }
 
+// The keys policy.cpp's observe() files what it saw under.
+const std::string k_holder_seen = "holder";
+std::string waiter_seen(const std::string& id) {
+    return "waiter:" + id;
+}
+
+// `t` when it is still ahead of `now`, else `later` (a rule already due was applied
+// by the decision just made, or does not apply).
+TimePoint ahead(TimePoint t, TimePoint now, TimePoint later) {
+    return t > now ? std::min(t, later) : later;
+}
+
 }  // namespace
 
 LockManager::LockManager(LockStore& store, Clock& clock, std::ostream& log,
@@ -30,7 +43,7 @@ LockManager::LockManager(LockStore& store, Clock& clock, std::ostream& log,
       m_options(options) {}
 
 Result<Decision> LockManager::decide_and_write(const std::string& name, const Request& request,
-                                               LockRecord& record) {
+                                               LockRecord& record, std::string* version) {
     for (int attempt = 0; attempt < m_options.max_conflicts; ++attempt) {
         TRY_ASSIGN(Versioned current, m_store.read(name));
         TimePoint now = m_clock.now();
@@ -39,12 +52,18 @@ Result<Decision> LockManager::decide_and_write(const std::string& name, const Re
         Decision d = decide(current.record, request, now, seen);
         if (!d.write) {
             record = current.record;
+            if (version != nullptr) {
+                *version = current.version;
+            }
             return d;
         }
         d.write->name = name;
         auto written = m_store.write(name, *d.write, current.version);
         if (written.is_ok()) {
             record = *d.write;
+            if (version != nullptr) {
+                *version = *written;
+            }
             return d;
         }
         if (written.status().code() != Code::conflict) {
@@ -78,12 +97,14 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
     TimePoint started = m_clock.now();
     TimePoint deadline = started + spec.wait_timeout;
     m_last_report = {};
+    m_watch_failure_reported = false;
     LockRecord record;
     for (;;) {
         if (int signal = m_pending_signal ? m_pending_signal() : 0) {
             return give_up(spec, who, AcquireEnd::cancelled, Decision{}, record, signal);
         }
-        TRY_ASSIGN(Decision d, decide_and_write(spec.name, rq, record));
+        std::string version;
+        TRY_ASSIGN(Decision d, decide_and_write(spec.name, rq, record, &version));
         if (holds(d.outcome)) {
             return AcquireResult{AcquireEnd::acquired, d, record, 0};
         }
@@ -102,7 +123,63 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
             return give_up(spec, who, AcquireEnd::timed_out, d, record, 0);
         }
         report_wait(spec, d, record, started);
-        m_clock.sleep_until(std::min(now + m_options.poll_interval, deadline));
+        wait_for_change(spec, who, record, version, deadline);
+    }
+}
+
+// The first instant after now at which a rule of the policy may act without a write
+// by anyone: the holder or a queue entry seen unchanged for its TTL, our queue entry
+// due for its refresh (ttl/3), the next "still waiting" line, the wait timeout.
+TimePoint LockManager::next_due(const LockSpec& spec, const LockRecord& r, const Holder& who,
+                                TimePoint deadline) {
+    TimePoint now = m_clock.now();
+    TimePoint due = deadline;
+    if (m_last_report != TimePoint{}) {
+        due = ahead(m_last_report + m_options.report_every, now, due);
+    }
+    const Observations& seen = m_seen[spec.name];
+    auto seen_at = [&](const std::string& key) {
+        auto it = seen.find(key);
+        return it == seen.end() ? std::optional<TimePoint>() : it->second.observed_at;
+    };
+    if (r.state == LockState::held) {
+        if (auto at = seen_at(k_holder_seen)) {
+            due = ahead(*at + r.lease_duration, now, due);
+        }
+    }
+    for (const Waiter& w : r.waiters) {
+        if (w.who.id == who.id) {
+            due = ahead(w.last_seen + w.ttl / 3, now, due);
+        } else if (auto at = seen_at(waiter_seen(w.who.id))) {
+            due = ahead(*at + w.ttl, now, due);
+        }
+    }
+    return due;
+}
+
+void LockManager::wait_for_change(const LockSpec& spec, const Holder& who, const LockRecord& r,
+                                  const std::string& version, TimePoint deadline) {
+    TimePoint now = m_clock.now();
+    TimePoint poll_wake = std::min(now + m_options.poll_interval, deadline);
+    if (m_options.watch_store) {
+        TimePoint wake = std::min(now + m_options.max_watch, next_due(spec, r, who, deadline));
+        auto waited = m_store.wait_for_change(spec.name, version, wake - now);
+        if (waited.is_ok() && *waited == WaitEnd::changed) {
+            return;
+        }
+        if (!waited.is_ok() && !m_watch_failure_reported) {
+            m_watch_failure_reported = true;
+            m_log << "lock " << spec.name << ": cannot watch for changes ("
+                  << waited.status().message() << "); re-reading every "
+                  << format_duration(m_options.poll_interval) << "\n";
+        }
+        if (m_pending_signal && m_pending_signal() != 0) {
+            return;
+        }
+    }
+    // Not watched, or the wait ended without a change: never re-read sooner than this.
+    if (m_clock.now() < poll_wake) {
+        m_clock.sleep_until(poll_wake);
     }
 }
 

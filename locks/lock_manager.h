@@ -1,6 +1,7 @@
 // LockManager: acts on the pure policy. Each operation is a loop of read ->
 // observe -> decide -> compare-and-swap write (a Conflict re-reads and re-decides);
-// acquire also waits through the Clock seam, printing who holds the lock.
+// acquire also waits, printing who holds the lock: in the store's wait_for_change
+// (a watch: woken by the next write) when enabled, else by sleeping on the Clock.
 #pragma once
 
 #include <functional>
@@ -26,8 +27,15 @@ struct LockSpec {
 };
 
 struct ManagerOptions {
-    Duration poll_interval = std::chrono::milliseconds(50);  // re-read while waiting
-    Duration report_every = std::chrono::seconds(30);        // "still waiting" lines
+    // Re-read while waiting, when not watching (or the watch failed or ended early).
+    Duration poll_interval = std::chrono::milliseconds(50);
+    // Wait in LockStore::wait_for_change between reads, woken by the next write. Needs
+    // a real Clock: the store blocks in real time. Each wait ends by the next instant
+    // a time-based rule may act (staleness, queue refresh, report, timeout) and after
+    // `max_watch` at most, so a signal the store's wait does not notice is seen then.
+    bool watch_store = false;
+    Duration max_watch = std::chrono::seconds(1);
+    Duration report_every = std::chrono::seconds(30);  // "still waiting" lines
     int max_conflicts = 1000;  // conflicts in a row before giving up (Code::transient)
 };
 
@@ -62,7 +70,12 @@ class LockManager {
 
   private:
     Result<Decision> decide_and_write(const std::string& name, const Request& request,
-                                      LockRecord& record);
+                                      LockRecord& record, std::string* version = nullptr);
+    // Waits until the lock may have changed from `version` or a time-based rule is due.
+    void wait_for_change(const LockSpec& spec, const Holder& who, const LockRecord& r,
+                         const std::string& version, TimePoint deadline);
+    TimePoint next_due(const LockSpec& spec, const LockRecord& r, const Holder& who,
+                       TimePoint deadline);
     void report_wait(const LockSpec& spec, const Decision& d, const LockRecord& r,
                      TimePoint started);
     AcquireResult give_up(const LockSpec& spec, const Holder& who, AcquireEnd end,
@@ -75,6 +88,7 @@ class LockManager {
     ManagerOptions m_options;
     std::map<std::string, Observations> m_seen;  // per lock: what we saw, and when
     TimePoint m_last_report{};
+    bool m_watch_failure_reported = false;
 };
 
 }  // namespace envgate::locks

@@ -9,6 +9,7 @@
 #include "runner/config.h"
 #include "runner/exit_status.h"
 #include "runner/kube_session.h"
+#include "runner/real_clock.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {
@@ -67,7 +68,8 @@ int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
     t.spec.wait = o.no_wait ? Wait::no : Wait::yes;
     t.spec.step = o.step;
     Holder me = holder_from_env(ctx.getenv, o.holder);
-    LockManager manager(*t.store, ctx.clock, ctx.err, ctx.pending_signal);
+    LockManager manager(*t.store, ctx.clock, ctx.err, ctx.pending_signal,
+                        lock_manager_options(ctx.clock));
     auto got = manager.acquire(t.spec, me);
     if (!got.is_ok()) {
         ctx.err << "envgate lock acquire: " << got.status().message() << "\n";
@@ -114,6 +116,12 @@ int report(const Result<Decision>& d, const LockTarget& t, const char* verb, Con
 }
 
 }  // namespace
+
+locks::ManagerOptions lock_manager_options(Clock& clock) {
+    locks::ManagerOptions options;
+    options.watch_store = dynamic_cast<RealClock*>(&clock) != nullptr;
+    return options;
+}
 
 int exit_for(const Status& status) {
     switch (status.code()) {

@@ -49,4 +49,8 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
 // The exit status for a Status that ended a lock command (2 for bad input, else 4).
 int exit_for(const Status& status);
 
+// How a command's LockManager waits: woken by the store's watch on a real clock,
+// re-reading on the Clock otherwise (tests with a FakeClock).
+locks::ManagerOptions lock_manager_options(Clock& clock);
+
 }  // namespace envgate

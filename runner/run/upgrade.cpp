@@ -127,7 +127,8 @@ int Upgrade::lock() {
     StepReport& step = add_step("lock", "lock", m_config.path);
     step.started = m_ctx.clock.now();
     m_manager = std::make_unique<locks::LockManager>(*m_lock->store, m_ctx.clock, m_ctx.out,
-                                                     m_ctx.pending_signal);
+                                                     m_ctx.pending_signal,
+                                                     lock_manager_options(m_ctx.clock));
     m_log.section_start(section_of(m_env.name, "lock"), "lock " + m_env.name + " for " + m_me.id);
     auto got = m_manager->acquire(m_lock->spec, m_me);
     m_log.section_end(section_of(m_env.name, "lock"));
@@ -253,7 +254,8 @@ int Upgrade::run_qa(const Planned& p, StepReport& step) {
     }
     qa->spec.step = "qa";
     qa->spec.wait_timeout = m_settings.wait_timeout.value_or(qa->spec.wait_timeout);
-    locks::LockManager manager(*qa->store, m_ctx.clock, m_ctx.out, m_ctx.pending_signal);
+    locks::LockManager manager(*qa->store, m_ctx.clock, m_ctx.out, m_ctx.pending_signal,
+                               lock_manager_options(m_ctx.clock));
     auto got = manager.acquire(qa->spec, m_me);
     if (!got || got->end != locks::AcquireEnd::acquired) {
         step.state = StepState::failed;

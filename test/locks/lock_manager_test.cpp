@@ -1,6 +1,8 @@
 // Given a LockManager over the memory store and a FakeClock, then a waiter prints
 // who holds the lock at most every 30 s, leaves the queue on SIGTERM, survives
 // injected Conflicts by re-reading, and the Heartbeat renews while a lock is held.
+// Watching (ManagerOptions::watch_store): a wait ends by the next instant a rule is
+// due, a change re-reads at once, a failing watch falls back to polling.
 #include <boost/test/unit_test.hpp>
 #include <csignal>
 #include <sstream>
@@ -32,6 +34,34 @@ LockSpec spec() {
     s.lease_duration = hours(2);
     s.wait_timeout = minutes(2);
     return s;
+}
+
+// A memory store that can "watch": `on_wait` decides how each wait ends; by default
+// nothing changes and the FakeClock moves by the whole wait.
+class WatchingStore : public test::MemoryLockStore {
+  public:
+    explicit WatchingStore(test::FakeClock& clock) : m_clock(clock) {}
+    Result<WaitEnd> wait_for_change(const std::string&, const std::string&,
+                                    Duration max_wait) override {
+        waits.push_back(max_wait);
+        if (on_wait) {
+            return on_wait(max_wait);
+        }
+        m_clock.advance(max_wait);
+        return WaitEnd::timed_out;
+    }
+    std::vector<Duration> waits;
+    std::function<Result<WaitEnd>(Duration)> on_wait;
+
+  private:
+    test::FakeClock& m_clock;
+};
+
+ManagerOptions watching() {
+    ManagerOptions o;
+    o.watch_store = true;
+    o.max_watch = minutes(1);
+    return o;
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -95,6 +125,87 @@ BOOST_AUTO_TEST_CASE(conflicts_are_re_read_and_re_decided) {
         writes += c.starts_with("write") ? 1 : 0;
     }
     BOOST_TEST(writes == 4u);  // 2 conflicts + 1 success + the io failure
+}
+
+BOOST_AUTO_TEST_CASE(a_watched_wait_ends_when_the_holder_goes_stale) {
+    test::FakeClock clock(k_t0);
+    WatchingStore store(clock);
+    std::ostringstream log;
+    LockSpec s = spec();
+    s.lease_duration = seconds(10);  // the holder never renews
+    s.waiter_ttl = hours(1);
+    LockManager holder(store, clock, log, nullptr);
+    (void)holder.acquire(s, who("p1"));
+    LockManager waiter(store, clock, log, nullptr, watching());
+    auto got = waiter.acquire(s, who("p2"));
+    BOOST_TEST((got->end == AcquireEnd::timed_out));  // failed (HolderVanished) until unlocked
+    BOOST_REQUIRE(store.read("gstg")->record.failure.has_value());
+    // The first wait ends exactly when a whole lease passed without a renewal seen.
+    BOOST_TEST((store.read("gstg")->record.failure->at == k_t0 + seconds(10)));
+    BOOST_TEST((store.waits.front() == seconds(10)));
+    for (Duration w : store.waits) {
+        BOOST_TEST((w > Duration::zero() && w <= minutes(1)));
+    }
+    // Then the "still waiting" lines every 30 s and the timeout bound the waits.
+    BOOST_TEST(count(log.str(), "waiting for lock gstg") == 4u);
+    BOOST_TEST(clock.sleeps().empty());  // every wait was in the store, none on the clock
+}
+
+BOOST_AUTO_TEST_CASE(a_change_seen_by_the_watch_is_read_at_once) {
+    test::FakeClock clock(k_t0);
+    WatchingStore store(clock);
+    std::ostringstream log;
+    LockManager holder(store, clock, log, nullptr);
+    (void)holder.acquire(spec(), who("p1"));
+    store.on_wait = [&](Duration) -> Result<WaitEnd> {
+        clock.advance(milliseconds(3));
+        (void)holder.release("gstg", who("p1"));
+        return WaitEnd::changed;
+    };
+    LockManager waiter(store, clock, log, nullptr, watching());
+    auto got = waiter.acquire(spec(), who("p2"));
+    BOOST_TEST((got->end == AcquireEnd::acquired));
+    BOOST_TEST(store.waits.size() == 1u);
+    BOOST_TEST(clock.sleeps().empty());
+    BOOST_TEST((clock.now() == k_t0 + milliseconds(3)));
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_watch_falls_back_to_polling_and_says_so_once) {
+    test::FakeClock clock(k_t0);
+    WatchingStore store(clock);
+    std::ostringstream log;
+    LockManager holder(store, clock, log, nullptr);
+    (void)holder.acquire(spec(), who("p1"));
+    store.on_wait = [](Duration) -> Result<WaitEnd> {
+        return Status(Code::forbidden, "cannot watch leases");
+    };
+    ManagerOptions o = watching();
+    o.poll_interval = seconds(1);
+    LockManager waiter(store, clock, log, nullptr, o);
+    auto got = waiter.acquire(spec(), who("p2"));
+    BOOST_TEST((got->end == AcquireEnd::timed_out));
+    BOOST_TEST(count(log.str(), "cannot watch for changes (cannot watch leases)") == 1u);
+    BOOST_TEST(clock.sleeps().size() == 120u);  // 2 minutes of 1 s polls
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_during_a_watched_wait_leaves_the_queue) {
+    test::FakeClock clock(k_t0);
+    WatchingStore store(clock);
+    std::ostringstream log;
+    LockManager holder(store, clock, log, nullptr);
+    (void)holder.acquire(spec(), who("p1"));
+    int signal = 0;
+    store.on_wait = [&](Duration) -> Result<WaitEnd> {
+        signal = SIGTERM;  // poll(2) returns EINTR: the wait ends without a change
+        return WaitEnd::timed_out;
+    };
+    LockManager waiter(
+        store, clock, log, [&] { return signal; }, watching());
+    auto got = waiter.acquire(spec(), who("p2"));
+    BOOST_TEST((got->end == AcquireEnd::cancelled));
+    BOOST_TEST(store.waits.size() == 1u);
+    BOOST_TEST(clock.sleeps().empty());  // no poll sleep once a signal is pending
+    BOOST_TEST(store.read("gstg")->record.waiters.empty());
 }
 
 BOOST_AUTO_TEST_CASE(heartbeat_renews_until_stopped_and_notices_a_lost_lock) {
