@@ -25,12 +25,16 @@ struct LogSettings {
 // Decides colour from the environment: off with NO_COLOR, on in CI (GitLab renders
 // SGR), else on only when `is_tty`. Section markers only in CI (a terminal would show
 // them as noise; the header line is printed either way). Secrets: the values of the variables named
-// in ENVGATE_SECRET_VARS (comma or space separated) plus the given token values.
+// in ENVGATE_SECRET_VARS (comma or space separated), ENVGATE_GITLAB_TOKEN, and the
+// given token values.
 template <typename Getenv>
 LogSettings log_settings_from(Getenv getenv, bool is_tty) {
     LogSettings s;
     s.colour = !getenv("NO_COLOR") && (getenv("CI") || is_tty);
     s.sections = getenv("CI") || getenv("GITLAB_CI");
+    if (auto token = getenv("ENVGATE_GITLAB_TOKEN"); token && !token->empty()) {
+        s.secrets.push_back(*token);  // envgate never prints it; a step's output might
+    }
     if (auto names = getenv("ENVGATE_SECRET_VARS")) {
         std::string name;
         for (char c : *names + ",") {

@@ -72,6 +72,7 @@ BOOST_AUTO_TEST_CASE(colour_settings_from_environment) {
 
 BOOST_AUTO_TEST_CASE(planted_secrets_are_masked_everywhere) {
     Env env{{{"ENVGATE_SECRET_VARS", "DB_PASSWORD, API_KEY"},
+             {"ENVGATE_GITLAB_TOKEN", "glpat-members-token"},
              {"DB_PASSWORD", "s3cr3t-planted-value"},
              {"API_KEY", "glpat-abcdefgh"}}};
     test::FakeClock clock(TimePoint{});
@@ -81,10 +82,12 @@ BOOST_AUTO_TEST_CASE(planted_secrets_are_masked_everywhere) {
     log.section_start("s", "header with glpat-abcdefgh");
     log.line(Tone::failed, "password s3cr3t-planted-value and s3cr3t-planted-value");
     log.command("curl -H 'Authorization: Bearer kube-token-123456'");
+    log.line(Tone::plain, "PRIVATE-TOKEN: glpat-members-token");
     std::string text = out.str();
     BOOST_TEST(text.find("s3cr3t") == std::string::npos);
     BOOST_TEST(text.find("glpat-abcdefgh") == std::string::npos);
     BOOST_TEST(text.find("kube-token-123456") == std::string::npos);
+    BOOST_TEST(text.find("glpat-members-token") == std::string::npos);
     BOOST_TEST(text.find("password [MASKED] and [MASKED]") != std::string::npos);
 }
 
