@@ -253,9 +253,10 @@ void FileStore::remove_torn_temps(const std::string& name) const {
 // Arms an inotify watch on the directory, then compares the stored version (so a
 // write that landed before the watch is not missed), then sleeps in poll(2) until an
 // event names the record (a change: the caller re-reads), `max_wait` passes or a
-// signal arrives (EINTR).
+// signal arrives (EINTR, or `interrupted` looked at every 200 ms).
 Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::string& version,
-                                           Duration max_wait) {
+                                           Duration max_wait,
+                                           const std::function<bool()>& interrupted) {
     TRY(check_lock_name(name));
     Fd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (fd.get() < 0 || ::inotify_add_watch(fd.get(), m_directory.c_str(), k_record_events) < 0) {
@@ -273,8 +274,11 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
         if (left.count() <= 0) {
             return WaitEnd::timed_out;
         }
+        if (interrupted && interrupted()) {
+            return WaitEnd::timed_out;  // a signal that came before poll(2) could see it
+        }
         pollfd p{fd.get(), POLLIN, 0};
-        int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60'000)));
+        int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 200)));
         if (n < 0 && errno == EINTR) {
             return WaitEnd::timed_out;  // a signal: the caller looks at it
         }

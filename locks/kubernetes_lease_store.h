@@ -5,13 +5,16 @@
 // version = metadata.resourceVersion; every write is a create (409 AlreadyExists)
 // or a PUT carrying the version read (409 Conflict), both Code::conflict. Each new
 // history entry is also posted as a core v1 Event on the Lease, best effort. A
-// waiter blocks in wait_for_change on a watch of its Lease from the version it read.
+// waiter blocks in wait_for_change on a watch of its Lease from the version it read
+// (on a thread of its own when the wait can be interrupted by a signal).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -27,18 +30,26 @@ inline constexpr const char* k_record_annotation = "envgate.dev/record";
 class KubernetesLeaseStore : public LockStore {
   public:
     KubernetesLeaseStore(std::shared_ptr<kube::KubeApi> api, std::string namespace_name);
+    // Ends a watch left running by an interrupted wait (cancel_watches on the client).
+    ~KubernetesLeaseStore() override;
+    KubernetesLeaseStore(const KubernetesLeaseStore&) = delete;
+    KubernetesLeaseStore& operator=(const KubernetesLeaseStore&) = delete;
 
     Result<Versioned> read(const std::string& name) override;
     Result<std::string> write(const std::string& name, const LockRecord& record,
                               const std::string& version) override;
     Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
-                                    Duration max_wait) override;
+                                    Duration max_wait,
+                                    const std::function<bool()>& interrupted) override;
     Result<std::vector<std::string>> list() override;
     std::string describe() const override;
 
   private:
     kube::ResourceRef lease_ref(const std::string& name) const;
     Result<nlohmann::json> fetch(const std::string& name);
+    Result<WaitEnd> end_of_wait(const std::string& name, const std::string& version,
+                                const Status& watched,
+                                const std::optional<kube::WatchEvent>& event);
     // The object a write starts from: the one last seen at `version` (keeping
     // labels and annotations others added), else a bare Lease.
     nlohmann::json base_object(const std::string& name, const std::string& version);
@@ -51,6 +62,7 @@ class KubernetesLeaseStore : public LockStore {
     std::mutex m_mutex;
     std::map<std::string, nlohmann::json> m_seen;       // lock -> Lease last read or written
     std::map<std::string, nlohmann::json> m_delivered;  // lock -> Lease a watch delivered
+    std::thread m_abandoned;  // the watch of an interrupted wait, still running
 };
 
 // The Lease that stores `record` (without metadata.resourceVersion).

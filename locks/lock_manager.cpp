@@ -163,7 +163,11 @@ void LockManager::wait_for_change(const LockSpec& spec, const Holder& who, const
     TimePoint poll_wake = std::min(now + m_options.poll_interval, deadline);
     if (m_options.watch_store) {
         TimePoint wake = std::min(now + m_options.max_watch, next_due(spec, r, who, deadline));
-        auto waited = m_store.wait_for_change(spec.name, version, wake - now);
+        std::function<bool()> interrupted;
+        if (m_pending_signal) {
+            interrupted = [this] { return m_pending_signal() != 0; };
+        }
+        auto waited = m_store.wait_for_change(spec.name, version, wake - now, interrupted);
         if (waited.is_ok() && *waited == WaitEnd::changed) {
             return;
         }

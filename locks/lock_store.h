@@ -5,6 +5,7 @@
 // in wait_for_change (inotify, a Kubernetes watch) instead of polling.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,12 @@ class LockStore {
 
     // Blocks until lock `name` is no longer at `version` (empty: none stored), at most
     // `max_wait` (real time), and says how it ended. A store that cannot watch says
-    // WaitEnd::unwatched at once. May end early (a signal, a watch the server closed):
-    // callers re-read, and decide by what they read, never by the answer alone.
+    // WaitEnd::unwatched at once. Ends early, as timed_out, soon after `interrupted`
+    // (when set) returns true, or a signal arrives. Callers re-read, and decide by what
+    // they read, never by the answer alone.
     virtual Result<WaitEnd> wait_for_change(const std::string& /*name*/,
-                                            const std::string& /*version*/, Duration /*max_wait*/) {
+                                            const std::string& /*version*/, Duration /*max_wait*/,
+                                            const std::function<bool()>& /*interrupted*/) {
         return WaitEnd::unwatched;
     }
 

@@ -41,8 +41,8 @@ LockSpec spec() {
 class WatchingStore : public test::MemoryLockStore {
   public:
     explicit WatchingStore(test::FakeClock& clock) : m_clock(clock) {}
-    Result<WaitEnd> wait_for_change(const std::string&, const std::string&,
-                                    Duration max_wait) override {
+    Result<WaitEnd> wait_for_change(const std::string&, const std::string&, Duration max_wait,
+                                    const std::function<bool()>&) override {
         waits.push_back(max_wait);
         if (on_wait) {
             return on_wait(max_wait);

@@ -3,7 +3,7 @@
 // before the wait returns at once, writes of another lock do not wake it. Lease store
 // (over FakeKubeApi): one watch of the one Lease from the version read, bounded by
 // timeoutSeconds, its event serving the next read; 410 Gone is a change; a
-// sub-second wait is left to polling. And a
+// sub-second wait is left to polling; an interrupted wait ends soon. And a
 // LockManager on a real clock hands the lock over through the watch, not a poll.
 #include <algorithm>
 #include <atomic>
@@ -53,7 +53,7 @@ Timed timed_wait(LockStore& store, const std::string& name, const std::string& v
                  Duration max_wait) {
     auto start = steady_clock::now();
     Timed t;
-    t.end = store.wait_for_change(name, version, max_wait);
+    t.end = store.wait_for_change(name, version, max_wait, {});
     t.took = duration_cast<Duration>(steady_clock::now() - start);
     return t;
 }
@@ -113,8 +113,8 @@ BOOST_AUTO_TEST_CASE(file_store_other_locks_and_temp_files_do_not_wake_the_waite
 BOOST_AUTO_TEST_CASE(file_store_without_a_directory_is_not_watched) {
     test::FileStoreFactory f;
     auto a = f.make();  // nothing written yet: no directory to watch
-    BOOST_TEST((*a->wait_for_change("gstg", "", seconds(1)) == WaitEnd::unwatched));
-    BOOST_TEST(a->wait_for_change("GSTG", "", seconds(1)).status().code() == Code::invalid);
+    BOOST_TEST((*a->wait_for_change("gstg", "", seconds(1), {}) == WaitEnd::unwatched));
+    BOOST_TEST(a->wait_for_change("GSTG", "", seconds(1), {}).status().code() == Code::invalid);
 }
 
 BOOST_AUTO_TEST_CASE(lease_store_watches_its_lease_from_the_version_read) {
@@ -156,18 +156,44 @@ BOOST_AUTO_TEST_CASE(lease_store_waits_end_on_the_server_or_are_left_to_polling)
     std::string v1 = write_ok(*a, held_by("p1"), "");
     // The fake ends a watch with nothing to deliver, as the server after timeoutSeconds:
     // the Lease is unchanged, the next read needs no GET.
-    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(5)) == WaitEnd::timed_out));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::timed_out));
     auto gets = f.api->calls_made.size();
     BOOST_TEST(a->read("gstg")->version == v1);
     BOOST_TEST(f.api->calls_made.size() == gets);
     std::size_t calls = f.api->calls.size();
-    BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(999)) == WaitEnd::unwatched));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(999), {}) == WaitEnd::unwatched));
     BOOST_TEST(f.api->calls.size() == calls);  // a watch lasts whole seconds: none opened
     (void)write_ok(*a, held_by("p1", 1), v1);
     f.api->compact();  // v1 is too old to watch from: 410 Gone, re-read
-    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(5)) == WaitEnd::changed));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::changed));
     f.api->fail_next(Code::forbidden, "watch");
-    BOOST_TEST(a->wait_for_change("gstg", v1, seconds(5)).status().code() == Code::forbidden);
+    BOOST_TEST(a->wait_for_change("gstg", v1, seconds(5), {}).status().code() == Code::forbidden);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_wait_ends_soon_on_both_stores) {
+    test::FileStoreFactory files;
+    auto f = files.make();
+    std::string fv = write_ok(*f, held_by("p1"), "");
+    int asked = 0;
+    auto after_two = [&] { return ++asked > 2; };
+    auto start = steady_clock::now();
+    BOOST_TEST((*f->wait_for_change("gstg", fv, minutes(1), after_two) == WaitEnd::timed_out));
+    BOOST_TEST((steady_clock::now() - start < seconds(30)));
+
+    test::LeaseStoreFactory leases;
+    std::atomic<bool> server_ends{false};
+    leases.api->set_watch_idle_hook([&] {  // a watch that stays open, like a server's
+        std::this_thread::sleep_for(milliseconds(2));
+        return !server_ends.load();
+    });
+    auto l = leases.make();
+    std::string lv = write_ok(*l, held_by("p1"), "");
+    asked = 0;
+    start = steady_clock::now();
+    BOOST_TEST((*l->wait_for_change("gstg", lv, minutes(1), after_two) == WaitEnd::timed_out));
+    BOOST_TEST((steady_clock::now() - start < seconds(30)));
+    BOOST_TEST(l->read("gstg").is_ok());  // the store is usable while that watch runs on
+    server_ends = true;                   // then it ends; ~KubernetesLeaseStore joins it
 }
 
 BOOST_AUTO_TEST_CASE(a_manager_on_a_real_clock_is_handed_the_lock_by_the_watch) {
