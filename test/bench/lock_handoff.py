@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Lock hand-off latency: how soon the next waiter holds a lock after its release.
+
+N worker processes (default 20) loop M rounds each on one lock: `envgate lock acquire`
+(wait in the queue), log the critical section, `envgate lock release`, and queue again
+at once; so while one holds the lock the other N-1 wait. Runs on the file store and on
+the Lease store of a kubesim (store: kubernetes).
+
+Hand-off latency = the `at` of an `acquire` transition in the lock history minus the
+`at` of the `release` just before it (consecutive seq numbers). Each `at` is the clock
+reading the releasing / acquiring process takes right before its compare-and-swap write
+(same host, same clock), so this is release-write -> next-holder's-write. A thread
+collects every history entry by seq while the workers run (the record keeps the last
+20): it re-reads the record file every 2 ms, or watches the Lease.
+
+Lease store: kubesim's request counters (GET /kubesim/v1/counters, what `kubesim ctl
+counters` prints), reset once the collecting watch is open, so they hold the workers'
+requests only. Per acquire: Lease writes (update + create; a 409 Conflict counts as
+a write request), successful writes (seen by the watch), reads, watches, Events posted.
+
+Also checks what lock_contention.py checks (no overlap, arrival order, every
+transition numbered). A figure for test/bench/RESULTS.md, not a timed test.
+
+With --idle-seconds T: 5 waiters queue behind a holder that keeps the lock; the Lease
+requests they make in T seconds, per waiter and second (what waiting costs the API).
+
+Usage: lock_handoff.py --envgate PATH [--kubesim PATH] [--store file|lease|both]
+         [--processes 20] [--rounds 10] [--label TEXT] [--idle-seconds T]
+"""
+import argparse
+import http.client
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lock_contention  # noqa: E402  (worker loop, log parsing and checks; drops CI_* vars)
+
+NS = "envgate-locks"
+LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+
+
+def config(store):
+    where = "store: file, path: locks" if store == "file" else f"store: kubernetes, namespace: {NS}"
+    return f'''version: 1
+defaults:
+  namespace: gitlab
+  lock: {{ {where}, on_failure: hold, order: oldest_first, wait_timeout: 10m }}
+environments:
+  - name: gstg
+'''
+
+
+class History(threading.Thread):
+    """Every history entry of lock gstg, by seq, as the writes land."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.entries, self.record, self.writes = {}, None, 0
+        self.stopping = threading.Event()
+
+    def merge(self, record):
+        self.record = record
+        for h in record.get("history", []):
+            self.entries[h["seq"]] = h
+
+
+class FileHistory(History):
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+
+    def run(self):
+        while not self.stopping.wait(0.002):
+            try:
+                with open(self.path) as f:
+                    self.merge(json.load(f))
+            except (OSError, ValueError):
+                pass
+
+    def finish(self):
+        self.stopping.set()
+        self.join()
+        with open(self.path) as f:
+            self.merge(json.load(f))
+
+
+class Kubesim:
+    def __init__(self, binary, workdir):
+        self.kubeconfig = os.path.join(workdir, "kubeconfig")
+        self.proc = subprocess.Popen([binary, "--port", "0", "--write-kubeconfig", self.kubeconfig,
+                                      "--time-scale", "0.01"], stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline())
+
+    def request(self, method, path):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request(method, path)
+        resp = conn.getresponse()
+        data = resp.read()
+        conn.close()
+        return json.loads(data) if data else None
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+class LeaseHistory(History):
+    """Watches the Lease: every ADDED/MODIFIED is one successful write."""
+
+    def __init__(self, sim):
+        super().__init__()
+        self.sim = sim
+        self.conn = http.client.HTTPConnection("127.0.0.1", sim.port)
+        rv = sim.request("GET", LEASES)["metadata"]["resourceVersion"]
+        self.conn.request("GET", f"{LEASES}?watch=1&resourceVersion={rv}"
+                                 f"&fieldSelector=metadata.name%3Denvgate-gstg")
+        self.resp = self.conn.getresponse()
+
+    def run(self):
+        for line in self.resp:
+            ev = json.loads(line)
+            if ev["type"] in ("ADDED", "MODIFIED"):
+                self.writes += 1
+                annotations = ev["object"]["metadata"].get("annotations", {})
+                self.merge(json.loads(annotations["envgate.dev/record"]))
+
+    def finish(self, expected_seq):
+        deadline = time.monotonic() + 30
+        while self.record is None or self.record["history"][-1]["seq"] < expected_seq:
+            if time.monotonic() > deadline:
+                raise AssertionError("the watch never saw the last Lease write")
+            time.sleep(0.05)
+
+
+def run_workers(envgate, workdir, processes, rounds, extra_env):
+    cfg = os.path.join(workdir, "envgate.yml")
+    log = os.path.join(workdir, "critical.log")
+    started = time.monotonic()
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    procs = []
+    for i in range(processes):
+        env = dict(os.environ, ENVGATE=envgate, CFG=cfg, LOG=log, ME=f"w{i:02d}",
+                   ROUNDS=str(rounds), **extra_env)
+        err = open(os.path.join(workdir, f"w{i:02d}.err"), "w")
+        procs.append(subprocess.Popen(["bash", "-c", lock_contention.WORKER], env=env, stderr=err))
+    codes = [p.wait() for p in procs]
+    for i, code in enumerate(codes):
+        if code:
+            sys.stdout.write(open(os.path.join(workdir, f"w{i:02d}.err")).read()[-2000:])
+    if any(codes):
+        raise AssertionError(f"worker exit codes {codes}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = (after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime)
+    return log, time.monotonic() - started, used
+
+
+def handoffs(entries):
+    """Seconds from each release to the acquire right after it."""
+    out = []
+    for seq in sorted(entries):
+        nxt = entries.get(seq + 1)
+        if entries[seq]["what"] == "release" and nxt and nxt["what"] in ("acquire", "takeover"):
+            out.append(lock_contention.epoch(nxt["at"]) - lock_contention.epoch(entries[seq]["at"]))
+    return out
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def bench(a, store):
+    with tempfile.TemporaryDirectory(prefix="envgate-handoff-") as workdir:
+        open(os.path.join(workdir, "envgate.yml"), "w").write(config(store))
+        total = a.processes * a.rounds
+        sim, counters, extra = None, None, {}
+        if store == "file":
+            os.makedirs(os.path.join(workdir, "locks"))
+            history = FileHistory(os.path.join(workdir, "locks", "gstg.json"))
+        else:
+            sim = Kubesim(a.kubesim, workdir)
+            history = LeaseHistory(sim)
+            extra = {"KUBECONFIG": sim.kubeconfig}
+            sim.request("POST", "/kubesim/v1/counters/reset")
+        try:
+            history.start()
+            log, elapsed, cpu = run_workers(os.path.abspath(a.envgate), workdir, a.processes, a.rounds,
+                                       extra)
+            if store == "file":
+                history.finish()
+            else:
+                history.finish(2 * total)
+                counters = sim.request("GET", "/kubesim/v1/counters")["requests"]
+        finally:
+            if sim:
+                sim.stop()
+        starts, ends = lock_contention.parse_log(log)
+        problems, _, _ = lock_contention.check(starts, ends, history.record, a.processes,
+                                               a.rounds)
+    missing = [s for s in range(1, 2 * total + 1) if s not in history.entries]
+    if missing:
+        problems.append(f"{len(missing)} history entries never seen (first seq {missing[0]})")
+    lat = handoffs(history.entries)
+    if len(lat) != total - 1:
+        problems.append(f"{len(lat)} release->acquire pairs, expected {total - 1}")
+    row = {"store": store, "handoffs": len(lat), "elapsed": elapsed, "cpu": cpu,
+           "p50": percentile(lat, 50) * 1000, "p90": percentile(lat, 90) * 1000,
+           "p99": percentile(lat, 99) * 1000, "max": max(lat) * 1000}
+    if counters is not None:
+        writes = counters.get("update leases", 0) + counters.get("create leases", 0)
+        row.update(writes=writes / total, ok_writes=history.writes / total,
+                   reads=counters.get("get leases", 0) / total,
+                   watches=counters.get("watch leases", 0) / total,
+                   events=counters.get("create events", 0) / total)
+    return row, problems
+
+
+def idle_cost(a, waiters=5):
+    """Lease requests per second of one waiter while the holder keeps the lock."""
+    with tempfile.TemporaryDirectory(prefix="envgate-handoff-idle-") as workdir:
+        cfg = os.path.join(workdir, "envgate.yml")
+        open(cfg, "w").write(config("lease"))
+        sim = Kubesim(a.kubesim, workdir)
+        env = dict(os.environ, KUBECONFIG=sim.kubeconfig)
+        cmd = [os.path.abspath(a.envgate), "lock", "acquire", "gstg", "--config", cfg, "--holder"]
+        try:
+            subprocess.run(cmd + ["h"], env=env, check=True, capture_output=True)
+            procs = [subprocess.Popen(cmd + [f"w{i}"], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL) for i in range(waiters)]
+            deadline = time.monotonic() + 30
+            while True:
+                lease = sim.request("GET", f"{LEASES}/envgate-gstg")
+                record = json.loads(lease["metadata"]["annotations"]["envgate.dev/record"])
+                if len(record["waiters"]) == waiters or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            sim.request("POST", "/kubesim/v1/counters/reset")
+            time.sleep(a.idle_seconds)
+            counters = sim.request("GET", "/kubesim/v1/counters")["requests"]
+            for p in procs:
+                p.terminate()
+                p.wait(timeout=30)
+        finally:
+            sim.stop()
+    per = waiters * a.idle_seconds
+    print(f"lease, {waiters} waiters idle for {a.idle_seconds} s behind a holder: per waiter and "
+          f"second {counters.get('get leases', 0) / per:.2f} reads, "
+          f"{counters.get('watch leases', 0) / per:.2f} watches, "
+          f"{(counters.get('update leases', 0) + counters.get('create leases', 0)) / per:.2f} "
+          f"writes")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--envgate", required=True)
+    ap.add_argument("--kubesim")
+    ap.add_argument("--store", choices=["file", "lease", "both"], default="both")
+    ap.add_argument("--processes", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--label", default="")
+    ap.add_argument("--idle-seconds", type=int, default=0,
+                    help="also: Lease requests of idle waiters (lease store)")
+    a = ap.parse_args()
+    stores = ["file", "lease"] if a.store == "both" else [a.store]
+    if "lease" in stores and not a.kubesim:
+        ap.error("--kubesim is needed for the lease store")
+    failed = False
+    print(f"{a.label} {a.processes} processes x {a.rounds} rounds, hand-off = release `at` -> "
+          f"next acquire `at` (lock history)")
+    print(f"{'store':6} {'hand-offs':>9} {'p50 ms':>7} {'p90 ms':>7} {'p99 ms':>7} {'max ms':>7} "
+          f"{'wall s':>6} {'cpu s':>6} | per acquire: {'writes':>6} {'ok':>5} {'reads':>6} {'watches':>7} "
+          f"{'events':>6}")
+    for store in stores:
+        row, problems = bench(a, store)
+        line = (f"{row['store']:6} {row['handoffs']:9d} {row['p50']:7.1f} {row['p90']:7.1f} "
+                f"{row['p99']:7.1f} {row['max']:7.1f} {row['elapsed']:6.1f} {row['cpu']:6.1f} |")
+        if "writes" in row:
+            line += (f" {'':12} {row['writes']:6.2f} {row['ok_writes']:5.2f} {row['reads']:6.1f} "
+                     f"{row['watches']:7.1f} {row['events']:6.2f}")
+        print(line, flush=True)
+        for p in problems:
+            print("FAIL:", p)
+            failed = True
+    if a.idle_seconds and "lease" in stores:
+        idle_cost(a)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
