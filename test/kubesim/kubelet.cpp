@@ -225,6 +225,19 @@ void Kubelet::record_events(PodRun& pod) {
 }
 
 std::string Kubelet::phase_of(const PodRun& pod) {
+    // A deleted pod keeps its phase while any of its containers still runs (its grace
+    // period): the kubelet moves it to a terminal phase only once they all stopped, and
+    // the Job controller writes Failed only once no pod is terminating (FailureTarget
+    // stays visible for the grace period, as on a 1.31+ cluster).
+    if (pod.terminating) {
+        for (const auto* list : {&pod.init, &pod.app}) {
+            for (const auto& c : *list) {
+                if (c->running()) {
+                    return "Running";  // build_status keeps the stored phase
+                }
+            }
+        }
+    }
     for (const auto& c : pod.init) {
         if (c->done() && !c->succeeded()) {
             return "Failed";
@@ -332,20 +345,28 @@ Status Kubelet::evict(const std::string& ns, const std::string& name, const std:
         return pod.status();
     }
     std::string uid = (*pod)["metadata"].value("uid", "");
-    {
-        std::lock_guard lock(m_mutex);
-        auto it = m_pods.find(uid);
-        if (it != m_pods.end()) {
-            for (auto* list : {&it->second->init, &it->second->app}) {
-                for (auto& c : *list) {
-                    c->mark_evicted();
-                }
+    // One status write, as the kubelet's eviction manager makes it: the containers'
+    // ends together with the phase, the reason and DisruptionTarget. (Two writes would
+    // show a failed pod without its reason, a state no kubelet shows.)
+    std::lock_guard lock(m_mutex);
+    PodRun* run = nullptr;
+    if (auto it = m_pods.find(uid); it != m_pods.end()) {
+        run = it->second.get();
+        for (auto* list : {&run->init, &run->app}) {
+            for (auto& c : *list) {
+                c->mark_evicted();
             }
-            write_status(*it->second);
-            it->second->finished = true;
         }
+        run->finished = true;
+        run->dirty = false;
     }
     auto result = m_store.mutate("pods", ns, name, "", [&](json& obj) {
+        if (obj["metadata"].value("uid", "") != uid) {
+            return Status(Code::conflict, "uid changed");
+        }
+        if (run != nullptr) {
+            obj["status"] = build_status(*run, obj["status"]);
+        }
         json& st = obj["status"];
         st["phase"] = "Failed";
         st["reason"] = "Evicted";
