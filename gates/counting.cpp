@@ -58,7 +58,7 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
 // Merges one container's failed runs into `a` (at least what was remembered) and adds
 // them to the restart sum while its pod is Pending or Running.
 void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
-    int runs = failed_runs(c);
+    int runs = stopped_by_deletion(pod, c) ? c.restart_count : failed_runs(c);
     bool active = is_active_phase(pod);
     if (runs == 0 && !active) {
         return;  // nothing to remember, nothing to add
@@ -127,6 +127,14 @@ bool newest_run_failed(const ContainerStatus& c) {
         return c.state.terminated->exit_code != 0;
     }
     return c.state.waiting && c.last_state.terminated && c.last_state.terminated->exit_code != 0;
+}
+
+bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c) {
+    if (!pod.deletion_timestamp || !c.state.terminated) {
+        return false;
+    }
+    const ContainerTerminated& t = *c.state.terminated;
+    return (t.exit_code == 137 || t.exit_code == 143) && t.reason != "OOMKilled"sv;
 }
 
 int failed_runs(const ContainerStatus& c) {

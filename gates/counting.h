@@ -37,6 +37,12 @@ bool is_pod_failed(const Job& job, const Pod& pod);
 int failed_runs(const ContainerStatus& c);
 bool newest_run_failed(const ContainerStatus& c);
 
+// True when `c`'s newest run was ended by the deletion of its pod: terminated with 137 or
+// 143 (SIGKILL, SIGTERM; not OOMKilled) on a pod with a deletionTimestamp. The kubelet
+// keeps such a pod Running until all its containers stopped; that run is the stop, not
+// a failed run (the Job controller no longer counts a terminating pod's restarts).
+bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c);
+
 // The key under which GateMemory::failed_runs remembers a container.
 std::string run_key(const Pod& pod, const ContainerStatus& c);
 

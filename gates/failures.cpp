@@ -31,9 +31,10 @@ bool exit_code_trusted(const ContainerTerminated& t, bool pod_disrupted) {
     return !(pod_disrupted && (t.exit_code == 137 || t.exit_code == 143));
 }
 
-// The newest failed run of a container: its current state, else its last state.
-const ContainerTerminated* failed_run(const ContainerStatus& c) {
-    if (c.state.terminated && c.state.terminated->exit_code != 0) {
+// The newest failed run of a container: its current state, else its last state. A run
+// the pod's deletion stopped is not a failure: the one before it may be.
+const ContainerTerminated* failed_run(const Pod& pod, const ContainerStatus& c) {
+    if (c.state.terminated && c.state.terminated->exit_code != 0 && !stopped_by_deletion(pod, c)) {
         return &*c.state.terminated;
     }
     if (c.last_state.terminated && c.last_state.terminated->exit_code != 0) {
@@ -108,7 +109,7 @@ struct Candidate {
 };
 
 Failure restart_failure(const Pod& pod, const ContainerStatus& c) {
-    const ContainerTerminated& t = *failed_run(c);
+    const ContainerTerminated& t = *failed_run(pod, c);
     return Failure{pod.name,  c.name,       FailureKind::restart,
                    t.reason,  t.exit_code,  exit_code_trusted(t, false),
                    t.message, t.finished_at};
@@ -195,7 +196,7 @@ bool has_failed_run(const Job& job, const Pod& pod) {
     }
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
         for (const ContainerStatus& c : *list) {
-            if (failed_run(c) != nullptr) {
+            if (failed_run(pod, c) != nullptr) {
                 return true;
             }
         }
@@ -229,7 +230,7 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
         }
         for (const auto* list : {&pod->init_containers, &pod->containers}) {
             for (const ContainerStatus& c : *list) {
-                if (const ContainerTerminated* t = failed_run(c)) {
+                if (const ContainerTerminated* t = failed_run(*pod, c)) {
                     consider(best, {pod, &c, t->finished_at.value_or(now)});
                 }
             }

@@ -343,6 +343,40 @@ std::vector<Case> cases() {
           .command = k_logs,
           .message_has = "is failing: BackoffLimitExceeded",
           .failure_reason = "Error"}},
+        // The kubelet keeps a deleted pod Running while a container (a sidecar) still
+        // stops: the run its SIGTERM ended (143) is neither a failed attempt nor the last
+        // failure; the run before it (exit 7) stays the last failure.
+        {"run_stopped_by_the_deletion_of_a_failing_pod_is_not_a_failure",
+         {.job = with_condition(on_failure, cond("FailureTarget", "BackoffLimitExceeded",
+                                                 "Job has reached the specified backoff limit")),
+          .pods = {deleting(with_containers(
+              pod("p"), {[] {
+                             ContainerStatus c = terminated(
+                                 "migrations", term(143, "Error", "", "2025-05-29T07:59:50Z"), 2);
+                             c.last_state.terminated = term(7, "Error", "relation users missing");
+                             return c;
+                         }(),
+                         running("proxy")}))},
+          .memory = remembered(2)},
+         {.state = State::failing,
+          .reason = "RunningPreMigrations",
+          .restarts = 2,
+          .attempt = 2,
+          .left = 4,
+          .command = k_logs,
+          .message_has = "exited 7 (Error): relation users missing",
+          .failure_reason = "Error"}},
+        // An OOM kill is the container's own failure, also on a pod being deleted.
+        {"oom_kill_on_a_deleted_pod_is_still_a_failure",
+         {.job = on_failure,
+          .pods = {deleting(with_containers(
+              pod("p"), {terminated("migrations", term(137, "OOMKilled", ""), 1)}))},
+          .memory = remembered(1)},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 2,
+          .message_has = "exited 137 (OOMKilled)",
+          .failure_reason = "OOMKilled"}},
         {"failed_condition_fails_the_gate_once",
          {.job = failed_job(on_failure), .memory = remembered(6)},
          {.state = State::failed,
