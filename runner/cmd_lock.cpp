@@ -6,6 +6,7 @@
 #include "locks/file_store.h"
 #include "locks/identity.h"
 #include "locks/kubernetes_lease_store.h"
+#include "runner/cmd_unlock.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
 #include "runner/kube_session.h"
@@ -57,6 +58,19 @@ Result<std::unique_ptr<LockStore>> kubernetes_store(const LockSettings& s, const
     return std::unique_ptr<LockStore>(std::make_unique<KubernetesLeaseStore>(api, s.namespace_));
 }
 
+// Prints why a lock command failed; for a record that cannot be read, also how to
+// look at it and set it aside (envgate never overwrites what it does not understand).
+int print_error(const Status& status, const LockTarget& t, const char* verb, Context& ctx) {
+    ctx.err << "envgate lock " << verb << ": " << status.message() << "\n";
+    if (status.code() == Code::invalid) {
+        auto current = t.store->read(t.spec.name);
+        if (!current.is_ok() && current.status().code() == Code::invalid) {
+            ctx.err << t.repair;
+        }
+    }
+    return exit_for(status);
+}
+
 int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
     auto hold_for = duration_option(o.hold_for, "--hold-for", t.hold_for, ctx);
     auto wait = duration_option(o.wait_timeout, "--wait-timeout", t.spec.wait_timeout, ctx);
@@ -72,8 +86,7 @@ int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
                         lock_manager_options(ctx.clock));
     auto got = manager.acquire(t.spec, me);
     if (!got.is_ok()) {
-        ctx.err << "envgate lock acquire: " << got.status().message() << "\n";
-        return exit_for(got.status());
+        return print_error(got.status(), t, "acquire", ctx);
     }
     if (got->end == AcquireEnd::cancelled) {
         return exit_for_signal(got->signal);
@@ -96,8 +109,7 @@ int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
 int report(const Result<Decision>& d, const LockTarget& t, const char* verb, Context& ctx,
            int refused_exit) {
     if (!d.is_ok()) {
-        ctx.err << "envgate lock " << verb << ": " << d.status().message() << "\n";
-        return exit_for(d.status());
+        return print_error(d.status(), t, verb, ctx);
     }
     if (d->outcome != Outcome::refused) {
         ctx.out << "lock " << t.spec.name << ": " << d->message << "\n";
@@ -176,6 +188,7 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     t.spec.waiter_ttl = s.lease_duration;
     t.unlockers = env ? env->unlockers : c->default_unlockers;
     t.hold_for = s.hold_for;
+    t.repair = repair_instructions(config, name);
     return t;
 }
 

@@ -34,6 +34,7 @@ struct LockTarget {
     std::unique_ptr<locks::LockStore> store;
     std::vector<std::string> unlockers;
     Duration hold_for{};
+    std::string repair;  // how to look at and set aside a record that cannot be read
 };
 
 // Loads `config_path` and resolves lock `name` (an environment or `qa`, which uses

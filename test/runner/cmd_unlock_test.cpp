@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "locks/file_store.h"
+#include "runner/cmd_lock.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/config.h"
@@ -239,6 +240,27 @@ BOOST_AUTO_TEST_CASE(an_unreadable_record_is_not_unlocked_and_unlock_says_how_to
     // Following the advice frees the lock.
     std::filesystem::rename(path, path + ".unreadable");
     BOOST_TEST((w.state() == LockState::free));
+}
+
+BOOST_AUTO_TEST_CASE(lock_commands_on_an_unreadable_record_say_how_to_clear_it) {
+    Workspace w;
+    const std::string path = w.locks + "/gstg.json";
+    std::ofstream(path, std::ios::binary) << "{ torn";
+    for (const char* action : {"acquire", "release", "fail", "verify"}) {
+        LockOptions o;
+        o.action = action;
+        o.env = "gstg";
+        o.config_path = w.config;
+        o.holder = "grp/app#8";
+        o.no_wait = true;
+        Run r = w.run([&](Context& ctx) { return run_lock(o, ctx); }, {{"USER", "sre"}});
+        BOOST_TEST_CONTEXT(action) {
+            BOOST_TEST(r.code == k_exit_usage);
+            BOOST_TEST(has(r.err, path + ": not a lock record: not JSON"));
+            BOOST_TEST(has(r.err, "\n    mv " + path + " " + path + ".unreadable\n"));
+        }
+    }
+    BOOST_TEST(slurp(path) == "{ torn");
 }
 
 BOOST_AUTO_TEST_CASE(status_marks_an_unreadable_lock_and_still_lists_the_others) {
