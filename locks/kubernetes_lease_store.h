@@ -65,6 +65,8 @@ class KubernetesLeaseStore : public LockStore {
     std::thread m_abandoned;  // the watch of an interrupted wait, still running
 };
 
+// The name of the Lease that stores lock `lock`: "envgate-<lock>".
+std::string lease_name(const std::string& lock);
 // The Lease that stores `record` (without metadata.resourceVersion).
 nlohmann::json lease_from_record(const std::string& namespace_name, const LockRecord& record);
 // The record a Lease holds: the annotation, with the mirrored spec times, duration
