@@ -136,21 +136,32 @@ Observed run_case(const SimProcess& sim, const Case& c) {
     SimClient client = sim.client();
     json list = get_json(client, k_jobs);
     std::string rv = list["metadata"]["resourceVersion"];
+    std::string pods_rv = get_json(client, k_pods)["metadata"]["resourceVersion"];
     std::atomic<bool> done{false};
+    std::atomic<uint64_t> terminal_rv{0};  // of the Job's terminal status
+    // Every pod change from before the Job existed up to its terminal status, whenever
+    // this watch gets going: it starts at a resourceVersion read before the create and
+    // ends once an event or bookmark (kubesim's resourceVersions are one counter)
+    // reached the terminal one, so no restartCount is missed under load.
     std::thread pod_watch([&] {
         SimClient pc = sim.client();
         (void)pc.stream(
-            k_pods +
-                "?watch=1&allowWatchBookmarks=true&timeoutSeconds=60&labelSelector=job-name%3D" +
-                c.name,
+            k_pods + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=60" +
+                "&resourceVersion=" + pods_rv + "&labelSelector=job-name%3D" + c.name,
             [&](const std::string& line) {
                 json ev = json::parse(line, nullptr, false);
-                const json st =
-                    ev.is_object() ? ev["object"].value("status", json::object()) : json::object();
+                if (!ev.is_object() || !ev["object"].is_object()) {
+                    return !done.load();
+                }
+                const json& obj = ev["object"];
+                const json st = obj.value("status", json::object());
                 for (const auto& cs : st.value("containerStatuses", json::array())) {
                     obs.max_restarts = std::max(obs.max_restarts, cs.value("restartCount", 0));
                 }
-                return !done.load();
+                uint64_t seen = std::stoull(
+                    obj.value("metadata", json::object()).value("resourceVersion", "0"));
+                uint64_t end = terminal_rv.load();
+                return end != 0 ? seen < end : !done.load();
             });
     });
     std::thread job_watch([&] {
@@ -171,7 +182,12 @@ Observed run_case(const SimProcess& sim, const Case& c) {
                                obs.saw_uncounted =
                                    obs.saw_uncounted || !unc.value("failed", json::array()).empty();
                                obs.status = st;
-                               return !terminal(st);
+                               if (terminal(st)) {
+                                   terminal_rv = std::stoull(
+                                       ev["object"]["metadata"].value("resourceVersion", "0"));
+                                   return false;
+                               }
+                               return true;
                            });
         if (!r) {
             obs.error = r.status().message();
