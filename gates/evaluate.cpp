@@ -43,14 +43,11 @@ void remember_failure(GateMemory& mem, const std::optional<Failure>& newest) {
     if (!newest) {
         return;
     }
-    auto key_of = [](const Failure& f) {
-        return f.pod + "/" + f.container.value_or("") + "/" + f.reason;
-    };
     const std::optional<Failure>& last = mem.last_failure;
-    std::string key = key_of(*newest);
+    std::string key = failure_key(*newest);
     auto seen = std::lower_bound(mem.failures_seen.begin(), mem.failures_seen.end(), key);
     bool fresh =
-        (seen == mem.failures_seen.end() || *seen != key) && !(last && key_of(*last) == key);
+        (seen == mem.failures_seen.end() || *seen != key) && !(last && failure_key(*last) == key);
     if (seen == mem.failures_seen.end() || *seen != key) {
         mem.failures_seen.insert(seen, key);
     }
@@ -225,7 +222,15 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     int failed_pods = std::max(a.failed_pods, v.memory.failed_pods);
     int restarts = ending ? std::max(a.restarts, v.memory.restarts) : a.restarts;
     bool rose = remember_counts(v.memory, a, failed_pods, restarts);
-    remember_failure(v.memory, newest_failure(job, p.pods, now));
+    std::vector<std::string> tied;
+    remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
+    for (auto& key : tied) {  // all failures of the newest second count as seen now
+        auto at =
+            std::lower_bound(v.memory.failures_seen.begin(), v.memory.failures_seen.end(), key);
+        if (at == v.memory.failures_seen.end() || *at != key) {
+            v.memory.failures_seen.insert(at, std::move(key));
+        }
+    }
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
     switch (v.state) {
         case State::running:

@@ -115,10 +115,35 @@ Failure restart_failure(const Pod& pod, const ContainerStatus& c) {
                    t.message, t.finished_at};
 }
 
-void consider(Candidate& best, const Candidate& next) {
-    if (best.pod == nullptr || next.at >= best.at) {
-        best = next;
+Failure spell_out(const Candidate& c) {
+    return c.container != nullptr ? restart_failure(*c.pod, *c.container) : pod_failure(*c.pod);
+}
+
+// Keeps the candidates of the newest timestamp, in list order.
+void consider(std::vector<Candidate>& top, const Candidate& next) {
+    if (top.empty() || next.at > top.front().at) {
+        top.assign(1, next);
+    } else if (next.at == top.front().at) {
+        top.push_back(next);
     }
+}
+
+const Candidate& pick(const std::vector<Candidate>& top, const std::vector<std::string>& seen,
+                      std::vector<std::string>* tied) {
+    if (top.size() == 1) {
+        return top.back();
+    }
+    const Candidate* chosen = nullptr;
+    for (auto it = top.rbegin(); it != top.rend(); ++it) {
+        std::string key = failure_key(spell_out(*it));
+        if (chosen == nullptr && std::find(seen.begin(), seen.end(), key) == seen.end()) {
+            chosen = &*it;
+        }
+        if (tied != nullptr) {
+            tied->push_back(std::move(key));
+        }
+    }
+    return chosen != nullptr ? *chosen : top.back();
 }
 
 const char* pod_verb(const std::string& reason) {
@@ -206,9 +231,14 @@ bool has_failed_run(const Job& job, const Pod& pod) {
 
 }  // namespace
 
+std::string failure_key(const Failure& f) {
+    return f.pod + "/" + f.container.value_or("") + "/" + f.reason;
+}
+
 std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
-                                      TimePoint now) {
-    Candidate best;
+                                      TimePoint now, const std::vector<std::string>& seen,
+                                      std::vector<std::string>* tied) {
+    std::vector<Candidate> top;
     bool ending = job_is_ending(job);
     for (const Pod* pod : pods) {
         if (is_pod_failed(job, *pod) && !ignored_by_policy(job, *pod)) {
@@ -221,7 +251,7 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
             // is the controller giving up on those runs (its status may not say so
             // yet): the last failure stays the container's, not "was deleted".
             if (own || (!ending && !has_failed_run(job, *pod))) {
-                consider(best, {pod, nullptr, pod_failure_time(*pod).value_or(now)});
+                consider(top, {pod, nullptr, pod_failure_time(*pod).value_or(now)});
                 continue;
             }
         }
@@ -231,16 +261,16 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
         for (const auto* list : {&pod->init_containers, &pod->containers}) {
             for (const ContainerStatus& c : *list) {
                 if (const ContainerTerminated* t = failed_run(*pod, c)) {
-                    consider(best, {pod, &c, t->finished_at.value_or(now)});
+                    consider(top, {pod, &c, t->finished_at.value_or(now)});
                 }
             }
         }
     }
-    if (best.pod == nullptr) {
+    if (top.empty()) {
         return std::nullopt;
     }
-    Failure out = best.container != nullptr ? restart_failure(*best.pod, *best.container)
-                                            : pod_failure(*best.pod);
+    const Candidate& best = pick(top, seen, tied);
+    Failure out = spell_out(best);
     out.at = best.at;
     return out;
 }

@@ -20,11 +20,18 @@ std::string logs_command(const std::string& ns, const std::string& job,
                          const std::string& container);
 std::string describe_command(const std::string& ns, const std::string& job);
 
+// The key under which GateMemory::failures_seen remembers a failure.
+std::string failure_key(const Failure& failure);
+
 // The newest failure visible in `pods` (already selected for `job`). Failures without a
 // timestamp count as seen at `now`. Pods the controller deletes because the Job is
-// failing are not failures of their own.
+// failing are not failures of their own. API timestamps have whole seconds: of several
+// failures in the newest second, the last listed whose key is not in `seen` wins (no
+// pass saw it yet, so it came later), else the last listed; all their keys are appended
+// to `tied` (when given and they are several), to be remembered as seen.
 std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
-                                      TimePoint now);
+                                      TimePoint now, const std::vector<std::string>& seen = {},
+                                      std::vector<std::string>* tied = nullptr);
 
 // "container migrations exited 1 (Error): PG::..." or "pod P was preempted (...): ...".
 std::string describe_failure(const Failure& failure);

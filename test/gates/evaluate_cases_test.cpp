@@ -559,4 +559,31 @@ BOOST_AUTO_TEST_CASE(verdicts_follow_the_gate_rules) {
     }
 }
 
+// Given a pass that saw pod "b" evicted, when the next pass sees pod "a" preempted in
+// the same second (API timestamps have whole seconds) and listed before "b", then the
+// preemption, which no pass saw yet, is the last failure, and stays it on later passes.
+BOOST_AUTO_TEST_CASE(a_failure_not_seen_before_wins_a_timestamp_tie) {
+    Job never = job("Never", 1);
+    Pod b = evicted("b");
+    Verdict first = evaluate(Gate::pre_migrations, never, {b}, GateMemory{}, k_now);
+    BOOST_REQUIRE(first.last_failure);
+    BOOST_TEST(first.last_failure->pod == "b");
+    Pod a = deleting(disrupted(with_containers(pod("a"), {running("migrations")}),
+                               "PreemptionByScheduler", "default-scheduler: preempting"));
+    Job failing = with_condition(never, cond("FailureTarget", "BackoffLimitExceeded",
+                                             "Job has reached the specified backoff limit"));
+    Verdict second = evaluate(Gate::pre_migrations, failing, {a, b}, first.memory, k_now);
+    BOOST_REQUIRE(second.last_failure);
+    BOOST_TEST(second.last_failure->reason == "PreemptionByScheduler");
+    Verdict again = evaluate(Gate::pre_migrations, failing, {a, b}, second.memory, k_now);
+    BOOST_REQUIRE(again.last_failure);
+    BOOST_TEST(again.last_failure->reason == "PreemptionByScheduler");
+    BOOST_TEST((again.memory == second.memory));
+    // Both new in one pass: the last listed wins, and a second look changes nothing.
+    Verdict both = evaluate(Gate::pre_migrations, failing, {a, b}, GateMemory{}, k_now);
+    Verdict both_again = evaluate(Gate::pre_migrations, failing, {a, b}, both.memory, k_now);
+    BOOST_TEST(both.last_failure->pod == "b");
+    BOOST_TEST((both_again.memory == both.memory));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
