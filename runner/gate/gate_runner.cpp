@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "gates/decode_json.h"
 #include "gates/evaluate.h"
@@ -39,7 +40,28 @@ std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v)
 struct GateRunner::Pass {
     std::optional<json> job;  // nullopt: the Job is gone
     gates::Verdict verdict;
+    std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
 };
+
+namespace {
+
+// A pass that ends the gate failed may have come before the pod watch delivered the
+// deletion of the pod that took the Job past its limit (the Job controller deletes it
+// first, but the two watches race). Worth waiting for when no deletion was delivered
+// and a pod the previous pass saw is gone, or no pod is known at all.
+bool deletion_may_be_in_flight(const std::set<std::string>& before,
+                               const std::set<std::string>& now, bool delivered) {
+    if (delivered) {
+        return false;
+    }
+    if (now.empty()) {
+        return true;
+    }
+    return std::any_of(before.begin(), before.end(),
+                       [&](const std::string& uid) { return now.count(uid) == 0; });
+}
+
+}  // namespace
 
 GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
     : m_api(api), m_watch_api(std::move(watch_api)), m_clock(clock), m_log(log) {}
@@ -99,6 +121,9 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                 pods.push_back(std::move(pod).value());
             }
         }
+    }
+    for (const auto& pod : pods) {
+        pass.pod_uids.insert(pod.uid);
     }
     std::optional<gates::Job> decoded;
     if (pass.job) {
@@ -168,13 +193,18 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
 GateResult GateRunner::finish(const GateRunSettings& settings, const JobIdentity& id,
                               StepReport step, int exit_code) {
     step.finished = m_clock.now();
+    std::string outcome;
     if (exit_code >= 128 && settings.on_cancel == OnCancel::remove && !id.name.empty()) {
         Status removed =
             m_api.remove(kube::jobs(id.namespace_, id.name), kube::Propagation::background);
-        step.message += removed.is_ok() ? " The Job was deleted (--on-cancel=delete)."
-                                        : " Deleting the Job failed: " + removed.message();
+        outcome = removed.is_ok() ? "The Job was deleted (--on-cancel=delete)."
+                                  : "Deleting the Job failed: " + removed.message();
     } else if (exit_code >= 128) {
-        step.message += " The Job was left running (pass --on-cancel=delete to delete it).";
+        outcome = "The Job was left running (pass --on-cancel=delete to delete it).";
+    }
+    if (!outcome.empty()) {
+        step.message += " " + outcome;
+        m_log.line(Tone::failing, outcome);  // the log says it too, not only the reports
     }
     return {exit_code, std::move(step)};
 }
@@ -231,16 +261,17 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     }
     Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
     bool settled = false;
-    std::vector<json> departed;  // deleted pods not yet seen by a completed pass
+    std::set<std::string> seen_pods;  // the pods of the last completed pass
+    std::vector<json> departed;       // deleted pods not yet seen by a completed pass
     while (true) {
         for (auto& gone : watch.take_deleted()) {
             departed.push_back(std::move(gone));
         }
         auto pass = observe(settings, id, selector, memory, departed);
-        if (pass && pass->verdict.state == gates::State::failed && !settled) {
-            // The Job's Failed status can arrive before the watch delivered the deletion
-            // of the pod that took it past its limit: let the pod watch catch up once,
-            // so the failure names that pod.
+        if (pass && pass->verdict.state == gates::State::failed && !settled &&
+            deletion_may_be_in_flight(seen_pods, pass->pod_uids, !departed.empty())) {
+            // Let the pod watch catch up once (it ends the wait when it delivers), so
+            // the failure names that pod.
             settled = true;
             watch.wait(m_clock.now() + std::chrono::milliseconds(500), settings.pending_signal);
             continue;
@@ -251,6 +282,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                                k_exit_infra));
         }
         departed.clear();
+        seen_pods = pass->pod_uids;
         report_change(settings, pass->verdict, step);
         Status kept = remember(settings, id, *pass, memory);
         if (!kept.is_ok()) {

@@ -321,11 +321,15 @@ scenario_sigterm() {
         if [[ $mode == leave ]]; then
             grep -q "The Job was left running" "$T/rep-$mode/junit.xml" ||
                 fail "the report does not say the Job was left running"
+            grep -q "The Job was left running" "$T/$mode.log" ||
+                fail "the log does not say the Job was left running"
             "${K[@]}" get job -n "$NS" "$job" -o json | jq -e '.metadata.deletionTimestamp == null' >/dev/null ||
                 fail "the Job is not left in place"
         else
             grep -q "The Job was deleted (--on-cancel=delete)" "$T/rep-$mode/junit.xml" ||
                 fail "the report does not say the Job was deleted"
+            grep -q "The Job was deleted (--on-cancel=delete)" "$T/$mode.log" ||
+                fail "the log does not say the Job was deleted"
             wait_for 30 "the Job's deletion" bash -c "! kubectl get job -n $NS $job"
         fi
         ok "SIGTERM with --on-cancel=$mode: exit 143, Job ${mode}: as the report says"
