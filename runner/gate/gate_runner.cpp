@@ -47,18 +47,21 @@ namespace {
 
 // A pass that ends the gate failed may have come before the pod watch delivered the
 // deletion of the pod that took the Job past its limit (the Job controller deletes it
-// first, but the two watches race). Worth waiting for when no deletion was delivered
-// and a pod the previous pass saw is gone, or no pod is known at all.
+// first, but the two watches race). Worth waiting for when no deletion came with this
+// pass and a pod the previous pass saw is neither listed nor known deleted, or no pod
+// is known at all.
 bool deletion_may_be_in_flight(const std::set<std::string>& before,
-                               const std::set<std::string>& now, bool delivered) {
+                               const std::set<std::string>& now,
+                               const std::set<std::string>& deleted, bool delivered) {
     if (delivered) {
         return false;
     }
-    if (now.empty()) {
+    if (now.empty() && deleted.empty()) {
         return true;
     }
-    return std::any_of(before.begin(), before.end(),
-                       [&](const std::string& uid) { return now.count(uid) == 0; });
+    return std::any_of(before.begin(), before.end(), [&](const std::string& uid) {
+        return now.count(uid) == 0 && deleted.count(uid) == 0;
+    });
 }
 
 }  // namespace
@@ -262,14 +265,19 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
     bool settled = false;
     std::set<std::string> seen_pods;  // the pods of the last completed pass
+    std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
     while (true) {
         for (auto& gone : watch.take_deleted()) {
+            if (const auto* meta = gone.contains("metadata") ? &gone["metadata"] : nullptr;
+                meta != nullptr && meta->is_object()) {
+                deleted.insert(meta->value("uid", ""));
+            }
             departed.push_back(std::move(gone));
         }
         auto pass = observe(settings, id, selector, memory, departed);
         if (pass && pass->verdict.state == gates::State::failed && !settled &&
-            deletion_may_be_in_flight(seen_pods, pass->pod_uids, !departed.empty())) {
+            deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty())) {
             // Let the pod watch catch up once (it ends the wait when it delivers), so
             // the failure names that pod.
             settled = true;
