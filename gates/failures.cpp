@@ -1,6 +1,7 @@
 #include "gates/failures.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "gates/counting.h"
 
@@ -54,6 +55,22 @@ const ContainerStatus* first_failed_container(const Pod& pod) {
     return nullptr;
 }
 
+// The reason a pod failure is reported under: its disruption's, else the pod's, else
+// its failed container's, else Deleted or Failed.
+std::string_view pod_failure_reason(const Pod& pod, const Condition* disruption,
+                                    const ContainerStatus* c) {
+    if (disruption != nullptr) {
+        return disruption->reason;
+    }
+    if (!pod.reason.empty()) {
+        return pod.reason;
+    }
+    if (c != nullptr && !c->state.terminated->reason.empty()) {
+        return c->state.terminated->reason;
+    }
+    return pod.deletion_timestamp ? "Deleted" : "Failed";
+}
+
 Failure pod_failure(const Pod& pod) {
     const Condition* disruption = find_condition(pod.conditions, "DisruptionTarget");
     const ContainerStatus* c = first_failed_container(pod);
@@ -66,19 +83,14 @@ Failure pod_failure(const Pod& pod) {
         f.container = c->name;
         f.exit_code = t.exit_code;
         f.exit_code_trusted = exit_code_trusted(t, disrupted);
-        f.reason = t.reason;
         f.message = t.message;
         f.at = t.finished_at;
     }
+    f.reason = std::string(pod_failure_reason(pod, disruption, c));
     if (disruption != nullptr) {
-        f.reason = disruption->reason;
         f.message = disruption->message;
         f.at = disruption->last_transition_time ? disruption->last_transition_time : f.at;
-    } else if (!pod.reason.empty()) {
-        f.reason = pod.reason;
-        f.message = pod.message;
-    } else if (f.reason.empty()) {
-        f.reason = pod.deletion_timestamp ? "Deleted" : "Failed";
+    } else if (!pod.reason.empty() || c == nullptr || c->state.terminated->reason.empty()) {
         f.message = pod.message;
     }
     if (!f.at) {
@@ -119,6 +131,25 @@ Failure spell_out(const Candidate& c) {
     return c.container != nullptr ? restart_failure(*c.pod, *c.container) : pod_failure(*c.pod);
 }
 
+// failure_key(spell_out(c)) into `key` without spelling the failure out (ties can be
+// many pods; the buffer is reused).
+void candidate_key(const Candidate& c, std::string& key) {
+    const ContainerStatus* container = c.container;
+    std::string_view reason;
+    if (container != nullptr) {
+        reason = failed_run(*c.pod, *container)->reason;
+    } else {
+        container = first_failed_container(*c.pod);
+        reason = pod_failure_reason(*c.pod, find_condition(c.pod->conditions, "DisruptionTarget"),
+                                    container);
+    }
+    key.assign(c.pod->name).append("/");
+    if (container != nullptr) {
+        key.append(container->name);
+    }
+    key.append("/").append(reason);
+}
+
 // Keeps the candidates of the newest timestamp, in list order.
 void consider(std::vector<Candidate>& top, const Candidate& next) {
     if (top.empty() || next.at > top.front().at) {
@@ -134,13 +165,17 @@ const Candidate& pick(const std::vector<Candidate>& top, const std::vector<std::
         return top.back();
     }
     const Candidate* chosen = nullptr;
+    std::string key;
     for (auto it = top.rbegin(); it != top.rend(); ++it) {
-        std::string key = failure_key(spell_out(*it));
-        if (chosen == nullptr && std::find(seen.begin(), seen.end(), key) == seen.end()) {
+        candidate_key(*it, key);
+        if (std::binary_search(seen.begin(), seen.end(), key)) {
+            continue;
+        }
+        if (chosen == nullptr) {
             chosen = &*it;
         }
         if (tied != nullptr) {
-            tied->push_back(std::move(key));
+            tied->push_back(key);
         }
     }
     return chosen != nullptr ? *chosen : top.back();

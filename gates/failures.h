@@ -27,8 +27,9 @@ std::string failure_key(const Failure& failure);
 // timestamp count as seen at `now`. Pods the controller deletes because the Job is
 // failing are not failures of their own. API timestamps have whole seconds: of several
 // failures in the newest second, the last listed whose key is not in `seen` wins (no
-// pass saw it yet, so it came later), else the last listed; all their keys are appended
-// to `tied` (when given and they are several), to be remembered as seen.
+// pass saw it yet, so it came later), else the last listed; the keys of those not yet in
+// `seen` are appended to `tied` (when given and they are several), to be remembered as
+// seen. `seen` is sorted (GateMemory::failures_seen).
 std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
                                       TimePoint now, const std::vector<std::string>& seen = {},
                                       std::vector<std::string>* tied = nullptr);
