@@ -159,9 +159,14 @@ void consider(std::vector<Candidate>& top, const Candidate& next) {
     }
 }
 
+// More failures than this in one second is a mass disruption (a node drain): any of
+// them names it well, so the last listed wins and none is remembered, which bounds the
+// work per pass and the keys kept in the Job's annotations.
+constexpr std::size_t k_max_tie = 8;
+
 const Candidate& pick(const std::vector<Candidate>& top, const std::vector<std::string>& seen,
                       std::vector<std::string>* tied) {
-    if (top.size() == 1) {
+    if (top.size() == 1 || top.size() > k_max_tie) {
         return top.back();
     }
     const Candidate* chosen = nullptr;

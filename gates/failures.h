@@ -29,7 +29,8 @@ std::string failure_key(const Failure& failure);
 // failures in the newest second, the last listed whose key is not in `seen` wins (no
 // pass saw it yet, so it came later), else the last listed; the keys of those not yet in
 // `seen` are appended to `tied` (when given and they are several), to be remembered as
-// seen. `seen` is sorted (GateMemory::failures_seen).
+// seen. `seen` is sorted (GateMemory::failures_seen). More than 8 failures in that
+// second (a node drain): the last listed wins and nothing is appended.
 std::optional<Failure> newest_failure(const Job& job, const std::vector<const Pod*>& pods,
                                       TimePoint now, const std::vector<std::string>& seen = {},
                                       std::vector<std::string>* tied = nullptr);

@@ -586,4 +586,24 @@ BOOST_AUTO_TEST_CASE(a_failure_not_seen_before_wins_a_timestamp_tie) {
     BOOST_TEST((both_again.memory == both.memory));
 }
 
+// Given more than 8 pods evicted in the same second (a node drain), then the last listed
+// is the last failure, no key per tied pod is remembered, and a second look changes
+// nothing: the work per pass and the annotation stay bounded.
+BOOST_AUTO_TEST_CASE(a_mass_eviction_in_one_second_is_not_tie_broken) {
+    Job never = job("Never", 20);
+    std::vector<Pod> pods;
+    for (char name = 'a'; name <= 'i'; ++name) {
+        pods.push_back(evicted(std::string(1, name)));
+    }
+    Verdict first = evaluate(Gate::pre_migrations, never, pods, GateMemory{}, k_now);
+    BOOST_REQUIRE(first.last_failure);
+    BOOST_TEST(first.last_failure->pod == "i");
+    BOOST_TEST(first.memory.failures_seen.size() == 1u);
+    Verdict again = evaluate(Gate::pre_migrations, never, pods, first.memory, k_now);
+    BOOST_TEST((again.memory == first.memory));
+    pods.pop_back();  // 8 tie: every one of them is remembered as seen
+    Verdict eight = evaluate(Gate::pre_migrations, never, pods, GateMemory{}, k_now);
+    BOOST_TEST(eight.memory.failures_seen.size() == 8u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
