@@ -153,21 +153,6 @@ Result<bool> drain_events(int fd, const std::string& file, const std::string& di
 
 }  // namespace
 
-Status check_lock_name(const std::string& name) {
-    auto allowed = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-    };
-    bool ok = !name.empty() && name.size() <= 63 && name.front() != '-' && name.back() != '-' &&
-              std::all_of(name.begin(), name.end(), allowed);
-    if (!ok) {
-        return Status(Code::invalid, "lock name \"" + name +
-                                         "\" is not a DNS-1123 label (1-63 characters: "
-                                         "lowercase letters, digits and '-', starting and "
-                                         "ending with a letter or digit)");
-    }
-    return Status::ok();
-}
-
 FileStore::FileStore(std::string directory, BeforeRename before_rename)
     : m_directory(std::move(directory)), m_before_rename(std::move(before_rename)) {}
 

@@ -40,7 +40,4 @@ class FileStore : public LockStore {
     BeforeRename m_before_rename;
 };
 
-// Lock names become file names and Lease names: a DNS-1123 label.
-Status check_lock_name(const std::string& name);
-
 }  // namespace envgate::locks

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstdio>
 
-#include "locks/file_store.h"
 #include "locks/record_json.h"
 
 namespace envgate::locks {

@@ -2,7 +2,6 @@
 // instead of re-reading it, and the Lease the watch delivers serves the next read.
 #include <condition_variable>
 
-#include "locks/file_store.h"  // check_lock_name
 #include "locks/kubernetes_lease_store.h"
 
 namespace envgate::locks {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gates/dns_label.h"
+
 namespace envgate::locks {
 
 const Waiter* LockRecord::find_waiter(const std::string& id) const {
@@ -65,6 +67,16 @@ const char* order_name(QueueOrder order) {
 
 const char* on_failure_name(OnFailure policy) {
     return policy == OnFailure::hold ? "hold" : "release";
+}
+
+Status check_lock_name(const std::string& name) {
+    if (!is_dns1123_label(name)) {
+        return Status(Code::invalid, "lock name \"" + name +
+                                         "\" is not a DNS-1123 label (1-63 characters: "
+                                         "lowercase letters, digits and '-', starting and "
+                                         "ending with a letter or digit)");
+    }
+    return Status::ok();
 }
 
 }  // namespace envgate::locks

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gates/status.h"
 #include "gates/time.h"
 
 namespace envgate::locks {
@@ -82,5 +83,8 @@ const char* state_name(LockState state);
 std::optional<LockState> parse_state(const std::string& text);
 const char* order_name(QueueOrder order);
 const char* on_failure_name(OnFailure policy);
+
+// Lock names become file names and Lease names: a DNS-1123 label, else Code::invalid.
+Status check_lock_name(const std::string& name);
 
 }  // namespace envgate::locks

@@ -136,19 +136,6 @@ void check_after_cycle(const std::vector<Environment>& envs,
 
 }  // namespace
 
-bool is_dns1123_label(std::string_view s) {
-    if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') {
-        return false;
-    }
-    for (char c : s) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
-}
-
 void check_environments(const std::vector<Environment>& environments,
                         const std::vector<EnvironmentMarks>& marks, YamlFields& fields) {
     check_names(environments, marks, fields);

@@ -5,9 +5,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <string_view>
 #include <vector>
 
+#include "gates/dns_label.h"
 #include "runner/config.h"
 #include "runner/config_yaml.h"
 
@@ -18,9 +18,6 @@ struct EnvironmentMarks {
     YAML::Mark name;
     std::vector<YAML::Mark> after;  // one per `after` item
 };
-
-// True for a Kubernetes DNS-1123 label: 1-63 of [a-z0-9-], alphanumeric at both ends.
-bool is_dns1123_label(std::string_view s);
 
 // REQUIRES: `marks` has one entry per environment, in the same order.
 void check_environments(const std::vector<Environment>& environments,
