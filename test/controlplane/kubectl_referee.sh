@@ -35,8 +35,8 @@ code=$(curl -s -o "$T/401.json" -w '%{http_code}' --cacert "$T/ca.crt" "$server/
 [[ $code == 401 || $code == 403 ]] || fail "request without token answered $code"
 code=$(curl -s -o "$T/401.json" -w '%{http_code}' --cacert "$T/ca.crt" -H 'Authorization: Bearer wrong' "$server/api/v1/pods")
 [[ $code == 401 && $(jq -r .reason "$T/401.json") == Unauthorized ]] || fail "wrong token answered $code"
-"${K[@]}" --context controlplane-restricted get jobs -n default 2>&1 | grep -q Forbidden ||
-    fail "the restricted user is not refused by RBAC"
+refused=$("${K[@]}" --context controlplane-restricted get jobs -n default 2>&1 || true)
+grep -q Forbidden <<<"$refused" || fail "the restricted user is not refused by RBAC: $refused"
 version=$("${K[@]}" version -o json | jq -r .serverVersion.gitVersion)
 [[ $version == v1.* ]] || fail "server version $version"
 pass "TLS verified (127.0.0.1 and localhost), 401 without/with a wrong token, RBAC Forbidden, server $version"
@@ -62,7 +62,8 @@ YAML
 "${K[@]}" -n "$NS" create -f "$T/job.yaml" | grep -q 'job.batch/crashloop created' || fail "kubectl create"
 "${K[@]}" -n "$NS" get job crashloop >/dev/null || fail "kubectl get job"
 restarts() { "${K[@]}" -n "$NS" get pods -l job-name=crashloop -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}'; }
-wait_for 60 "a restart" test "$(restarts)" -ge 1
+restarted() { [[ $(restarts) -ge 1 ]]; }
+wait_for 60 "a restart" restarted
 "${K[@]}" -n "$NS" logs job/crashloop -c migrations --previous >"$T/prev.log" || fail "kubectl logs --previous"
 grep -q '^attempt ' "$T/prev.log" || fail "logs --previous: $(cat "$T/prev.log")"
 "${K[@]}" -n "$NS" get pods -l job-name=crashloop -o json |
