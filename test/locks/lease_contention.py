@@ -21,6 +21,7 @@ Usage: lease_contention.py --envgate PATH --kubesim PATH --holder PATH
          [--processes 20] [--rounds 10] [--fault-rate 0.1] [--kill] [--no-contention]
 """
 import argparse
+import atexit
 import base64
 import datetime
 import http.client
@@ -49,7 +50,21 @@ LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
 LEASE_SECONDS = 2
 
 
-class Kubesim:
+class Cluster:
+    """What the tests read of the lock's Lease and its Events, over request()."""
+
+    def lease(self, lock="gstg"):
+        code, lease = self.request("GET", f"{LEASES}/envgate-{lock}")
+        if code != 200:
+            return None, None
+        return lease, json.loads(lease["metadata"]["annotations"]["envgate.dev/record"])
+
+    def events(self, lock="gstg"):
+        _, events = self.request("GET", f"/api/v1/namespaces/{NS}/events")
+        return [e for e in events["items"] if e["involvedObject"]["name"] == f"envgate-{lock}"]
+
+
+class Kubesim(Cluster):
     def __init__(self, binary, workdir, *args):
         self.kubeconfig = os.path.join(workdir, "kubeconfig")
         self.proc = subprocess.Popen([binary, "--port", "0", "--write-kubeconfig", self.kubeconfig,
@@ -70,16 +85,6 @@ class Kubesim:
         conn.close()
         return resp.status, json.loads(data) if data else None
 
-    def lease(self, lock="gstg"):
-        code, lease = self.request("GET", f"{LEASES}/envgate-{lock}")
-        if code != 200:
-            return None, None
-        return lease, json.loads(lease["metadata"]["annotations"]["envgate.dev/record"])
-
-    def events(self, lock="gstg"):
-        _, events = self.request("GET", f"/api/v1/namespaces/{NS}/events")
-        return [e for e in events["items"] if e["involvedObject"]["name"] == f"envgate-{lock}"]
-
     def stream(self, path):
         conn = http.client.HTTPConnection("127.0.0.1", self.port)
         conn.request("GET", path)
@@ -94,7 +99,7 @@ class Kubesim:
         self.proc.wait(timeout=30)
 
 
-class ControlPlane:
+class ControlPlane(Cluster):
     """The test run's control plane (started by test/controlplane/run.sh): HTTPS verified
     with the kubeconfig's CA, its bearer token, and a namespace of this test's own."""
 
@@ -171,7 +176,12 @@ class ControlPlane:
         return {k: v - self.base.get(k, 0) for k, v in now.items()}
 
     def stop(self):
-        self.request("DELETE", f"/api/v1/namespaces/{self.namespace}")
+        """What this test wrote goes (Leases, Events), so that the next scenario of the
+        process starts clean in the same namespace; the namespace goes at exit."""
+        ns = self.namespace
+        self.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases")
+        self.request("DELETE", f"/api/v1/namespaces/{ns}/events")
+        atexit.register(self.request, "DELETE", f"/api/v1/namespaces/{self.namespace}")
 
 
 def cluster(binary, workdir):
