@@ -37,9 +37,13 @@ code=$(curl -s -o "$T/401.json" -w '%{http_code}' --cacert "$T/ca.crt" -H 'Autho
 [[ $code == 401 && $(jq -r .reason "$T/401.json") == Unauthorized ]] || fail "wrong token answered $code"
 refused=$("${K[@]}" --context controlplane-restricted get jobs -n default 2>&1 || true)
 grep -q Forbidden <<<"$refused" || fail "the restricted user is not refused by RBAC: $refused"
-version=$("${K[@]}" version -o json | jq -r .serverVersion.gitVersion)
+"${K[@]}" version -o json >"$T/version.json"
+version=$(jq -r .serverVersion.gitVersion "$T/version.json")
+client=$(jq -r .clientVersion.gitVersion "$T/version.json")
 [[ $version == v1.* ]] || fail "server version $version"
-pass "TLS verified (127.0.0.1 and localhost), 401 without/with a wrong token, RBAC Forbidden, server $version"
+# The referee is kubectl of the same release, within its supported skew.
+[[ ${client%.*} == "${version%.*}" ]] || fail "kubectl $client is not of the server's release $version"
+pass "TLS verified (127.0.0.1 and localhost), 401 without/with a wrong token, RBAC Forbidden, server $version, kubectl $client"
 
 NS=referee-$RANDOM$RANDOM
 "${K[@]}" create namespace "$NS" >/dev/null
