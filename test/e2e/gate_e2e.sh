@@ -336,4 +336,42 @@ scenario_sigterm() {
     done
 }
 
+# Issue 11, defect 1 (kubesim-only: ctl delay). Every pod list answers 300 ms late, so
+# the Job controller counts a failed pod (uncountedTerminatedPods, finalizer removal,
+# status.failed) while the gate lists: each retry line must still name the run it
+# counts (pod N of 5 names run N), counts rise strictly, no line with attempts left
+# names the run that exhausted the budget, and the events equal the failed runs.
+scenario_snapshot_delay() {
+    local counter=$T/snap.count script
+    script=$(job_script snap "$(count_runs "$counter")
+sleep 0.3; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/snap.yaml" snap Never 4 "$script"
+    ctl delay --ms 300 --verb list --resource pods --count -1
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/snap.yaml" "$NS" "$T/rep")
+    expect_rc 1 "five failed pods past backoffLimit 4"
+    sed -nE 's/^pre-migrations: retrying .*pod ([0-9]+) of 5 failed, ([0-9]+) left: pod [^ ]+ failed \(Error\): run ([0-9]+) failed.*/\1 \2 \3/p' \
+        "$T/gate.log" >"$T/retries.txt"
+    [[ -s $T/retries.txt ]] || fail "no retry line names its run"
+    [[ $(grep -c '^pre-migrations: retrying' "$T/gate.log") == $(wc -l <"$T/retries.txt") ]] ||
+        fail "a retry line does not name a run: $(grep '^pre-migrations: retrying' "$T/gate.log")"
+    local prev=0 count left run
+    while read -r count left run; do
+        [[ $count == "$run" ]] || fail "retry line 'pod $count of 5' names run $run"
+        ((count > prev)) || fail "retry count $count after $prev does not rise"
+        [[ $left == $((5 - count)) ]] || fail "pod $count of 5 says $left left"
+        ((run < 5 || left == 0)) || fail "the run that exhausted the budget is reported with $left left"
+        prev=$count
+    done <"$T/retries.txt"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: pod [^ ]+ failed \(Error\): run 5 failed.*\(pod 5 of 5 failed, 0 left\)" \
+        "$T/gate.log" >/dev/null || fail "the failed line does not name run 5: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    local job
+    job=$(job_of "$T/gate.log")
+    gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying$') == "$prev" ]] ||
+        fail "$(log_count "$T/events.log" '^MigrationsRetrying$') retry events for $prev counted runs"
+    [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
+    ok "delayed pod lists: $(wc -l <"$T/retries.txt") retry lines, each naming its own run, counts rising"
+}
+
 "scenario_$SCENARIO"
