@@ -174,6 +174,11 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     if (job_in["metadata"].contains("deletionTimestamp")) {
         return;
     }
+    // spec.managedBy naming another controller (MultiKueue): the built-in one leaves it alone.
+    if (std::string by = job_in["spec"].value("managedBy", "kubernetes.io/job-controller");
+        by != "kubernetes.io/job-controller") {
+        return;
+    }
     if (find_true_condition(job_in, "Complete") != nullptr ||
         find_true_condition(job_in, "Failed") != nullptr) {
         finished_job(job_in, pods);
@@ -210,6 +215,14 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     }
     // 3. Terminated pods are counted through the finalizer.
     if (track_terminated(job, pods)) {
+        auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
+        if (!fresh || uid_of(*fresh) != uid_of(job)) {
+            return;
+        }
+        job = *fresh;
+        pods = pods_of(job);
+    }
+    if (sync_suspension(job, pods)) {
         auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
         if (!fresh || uid_of(*fresh) != uid_of(job)) {
             return;

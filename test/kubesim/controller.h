@@ -42,6 +42,10 @@ class JobController {
     void finished_job(const json& job, const std::vector<json>& pods);
     std::optional<json> decide_finish(const json& job, const std::vector<json>& pods);
     void delete_active(const json& job, const std::vector<json>& pods);
+    // spec.suspend: deletes the active pods (their tracking finalizer removed first, so
+    // they count as neither failed nor succeeded) and keeps the Suspended condition in
+    // step with the spec. True when it wrote anything.
+    bool sync_suspension(const json& job, const std::vector<json>& pods);
     // Counts terminated pods; true when it wrote anything.
     bool track_terminated(const json& job, const std::vector<json>& pods);
     // Creates the missing pods; returns how many. Pods still terminating take a slot

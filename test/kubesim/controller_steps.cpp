@@ -74,6 +74,50 @@ void JobController::delete_active(const json& job, const std::vector<json>& pods
     }
 }
 
+bool JobController::sync_suspension(const json& job, const std::vector<json>& pods) {
+    bool suspend = job["spec"].value("suspend", false);
+    bool wrote = false;
+    for (const auto& pod : pods) {
+        if (!suspend || !pod_active(pod)) {
+            continue;
+        }
+        remove_finalizer(pod);
+        if (delete_object(m_store, "pods", pod["metadata"].value("namespace", ""), name_of(pod),
+                          {})) {
+            record_event(m_store, job, "Normal", "SuccessfulDelete", "Deleted pod: " + name_of(pod),
+                         "job-controller");
+        }
+        wrote = true;
+    }
+    bool known = false;  // a Suspended condition exists
+    bool is_true = false;
+    for (const auto& c : job["status"].value("conditions", json::array())) {
+        if (c.value("type", "") == "Suspended") {
+            known = true;
+            is_true = c.value("status", "") == "True";
+        }
+    }
+    if (suspend == is_true || (!suspend && !known)) {
+        return wrote;  // in step, or never suspended
+    }
+    json next = failure_condition("Suspended", suspend ? "JobSuspended" : "JobResumed",
+                                  suspend ? "Job suspended" : "Job resumed");
+    next["status"] = suspend ? "True" : "False";
+    (void)write_status(job, [&](json& st) {
+        json kept = json::array();
+        for (const auto& c : st.value("conditions", json::array())) {
+            if (c.value("type", "") != "Suspended") {
+                kept.push_back(c);
+            }
+        }
+        kept.push_back(next);
+        st["conditions"] = kept;
+    });
+    record_event(m_store, job, "Normal", suspend ? "Suspended" : "Resumed",
+                 suspend ? "Job suspended" : "Job resumed", "job-controller");
+    return true;
+}
+
 bool JobController::track_terminated(const json& job, const std::vector<json>& pods) {
     bool failing = find_true_condition(job, "FailureTarget") != nullptr;
     json uncounted = job["status"].value("uncountedTerminatedPods", json::object());
