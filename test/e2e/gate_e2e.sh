@@ -374,4 +374,159 @@ sleep 0.3; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
     ok "delayed pod lists: $(wc -l <"$T/retries.txt") retry lines, each naming its own run, counts rising"
 }
 
+# Issue 11, defect 2 (kubesim-only: ctl evict). An OnFailure pod the kubelet evicts as a
+# whole (phase Failed, container 137 ContainerStatusUnknown): one failure, one retry
+# line "pod 1 of 7", one event; the replacement passes.
+scenario_onfailure_evict() {
+    local script
+    script=$(job_script oe "$(count_runs "$T/oe.count")
+if [ \$n -le 1 ]; then sleep 60; fi; echo migrated")
+    job_manifest "$T/oe.yaml" oe OnFailure 6 "$script"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/oe.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job pod
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    pod=$(live_pod "$NS" "$job")
+    ctl evict "$NS/$pod" --message "node low on memory"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the replacement passes"
+    log_has "$T/gate.log" "pod 1 of 7 failed, 6 left: pod $pod was evicted"
+    log_lacks "$T/gate.log" "attempt 1 of 6"
+    log_lacks "$T/gate.log" "2 of 7 failed"
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsRetrying" ]] ||
+        fail "events: $(event_summary "$NS" "$job"), want one MigrationsRetrying"
+    ok "OnFailure eviction: one failure, one retry line, one event, exit 0"
+}
+
+# Issue 11, defect 3. A Job seen failing (FailureTarget held by a proxy that ignores
+# SIGTERM), then deleted by a person before Failed: still MigrationsJobFailed with the
+# condition's reason and the last failure, and no "creates the Job again".
+scenario_failed_then_deleted() {
+    local script
+    script=$(job_script ftd "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    job_manifest "$T/ftd.yaml" ftd OnFailure 1 "$script" "" "      terminationGracePeriodSeconds: 6000"
+    cat >>"$T/ftd.yaml" <<EOT
+        - name: proxy
+          image: registry.example.com/proxy:1.0
+          command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.05; done"]
+EOT
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/ftd.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "the failing line" grep -q "^pre-migrations: failing" "$T/gate.log"
+    "${K[@]}" delete job -n "$NS" "$job" --wait=false >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 1 "a failing Job deleted"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\): Job $NS/$job failed: BackoffLimitExceeded: .*deleted since.*exited 7 \(Error\): relation users missing" \
+        "$T/gate.log" >/dev/null || fail "the verdict lost the failure: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    log_lacks "$T/gate.log" "JobDeleted"
+    log_lacks "$T/gate.log" "creates the Job again"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    ok "failing Job deleted: MigrationsJobFailed with BackoffLimitExceeded and exit 7"
+}
+
+# Issue 11, defect 4. A pod deleted by hand (it ignores SIGTERM, so it stays terminating
+# with a deletionTimestamp far ahead), then its replacement fails: the retry names the
+# replacement's error, not "was deleted".
+scenario_deleted_by_hand() {
+    local script release=$T/release-first
+    script=$(job_script dbh "$(count_runs "$T/dbh.count")
+if [ \$n -le 1 ]; then trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done; exit 0; fi
+sleep 0.3; echo 'PG::DuplicateTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/dbh.yaml" dbh Never 6 "$script" "" "      terminationGracePeriodSeconds: 6000"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/dbh.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job pod
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    pod=$(live_pod "$NS" "$job")
+    "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
+    wait_for 60 "the replacement's failure" grep -qE "^pre-migrations: retrying .*pod 2 of 7 failed.*PG::DuplicateTable" "$T/gate.log"
+    touch "$release"
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    log_has "$T/gate.log" "pod $pod was deleted"
+    ok "deleted by hand: the replacement's PG::DuplicateTable is the last failure"
+}
+
+# Issue 11, defect 5. A pod matching a FailJob rule: failing at once, no retry line or
+# event, the failure names the rule; then failed.
+scenario_fail_job_rule() {
+    job_manifest "$T/fj.yaml" fj Never 6 "$(job_script fj 'sleep 0.3; exit 42')" \
+        "  podFailurePolicy:
+    rules:
+      - action: FailJob
+        onExitCodes: {containerName: migrations, operator: In, values: [42]}"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/gate.log" gate $(gate_args pre-migrations "$T/fj.yaml" "$NS" "$T/rep")
+    expect_rc 1 "a FailJob rule"
+    log_lacks "$T/gate.log" "retrying"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*PodFailurePolicy: Container migrations for pod $NS/[^ ]+ failed with exit code 42 matching FailJob rule at index 0" \
+        "$T/gate.log" >/dev/null || fail "the failure does not name the rule: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsFailed" ]] ||
+        fail "events: $(event_summary "$NS" "$job"), want only one MigrationsFailed"
+    ok "FailJob rule: no retry, failed naming rule 0"
+}
+
+# Issue 11, defect 6. Suspend a running Job, then resume it: the gate says suspended
+# (JobSuspended), counts nothing for the pod the suspension deleted, and goes on.
+scenario_suspend_resume() {
+    local script
+    script=$(job_script sr "$(count_runs "$T/sr.count")
+if [ \$n -le 1 ]; then sleep 60; fi; until [ -f '$T/go' ]; do sleep 0.05; done; echo migrated")
+    job_manifest "$T/sr.yaml" sr OnFailure 0 "$script"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/sr.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
+    wait_for 30 "the suspended line" grep -qE "^pre-migrations: suspended \(JobSuspended\): Job $NS/$job is suspended" "$T/gate.log"
+    wait_for 30 "the pods to go" bash -c "[[ \$(kubectl get pods -n $NS -l job-name=$job -o json | jq '.items | length') == 0 ]]"
+    "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":false}}' >/dev/null
+    wait_for 30 "a new pod" live_pod "$NS" "$job"
+    touch "$T/go"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "resumed and passed"
+    log_lacks "$T/gate.log" "retrying"
+    log_lacks "$T/gate.log" "was deleted"
+    [[ -z $(event_summary "$NS" "$job") ]] || fail "events: $(event_summary "$NS" "$job")"
+    ok "suspend/resume: suspended line, nothing counted, exit 0"
+}
+
+# Issue 11, defect 9 (the status is written by the test, as MultiKueue would). A Job
+# managed by another controller: no local pods; the gate counts from the status and says
+# who manages it.
+scenario_managed_by() {
+    job_manifest "$T/mb.yaml" mb Never 1 "$(job_script mb 'sleep 60')" \
+        "  managedBy: kueue.x-k8s.io/multikueue"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/mb.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "the running line" grep -q "managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
+    "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge \
+        -p '{"status":{"failed":1,"active":1}}' >/dev/null
+    wait_for 30 "the retry" grep -qE "^pre-migrations: retrying .*pod 1 of 2 failed, 1 left.*managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
+    local now
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge -p "{\"status\":{\"failed\":2,\"active\":0,
+        \"conditions\":[{\"type\":\"FailureTarget\",\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\",\"message\":\"Job has reached the specified backoff limit\",\"lastTransitionTime\":\"$now\",\"lastProbeTime\":\"$now\"},
+        {\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\",\"message\":\"Job has reached the specified backoff limit\",\"lastTransitionTime\":\"$now\",\"lastProbeTime\":\"$now\"}]}}" >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 1 "the managing controller failed it"
+    log_has "$T/gate.log" "failed (MigrationsJobFailed)"
+    [[ $(pods_of "$NS" "$job" | jq '.items | length') == 0 ]] || fail "the built-in controller made pods"
+    ok "managedBy: counted from the status, failed when its status said so"
+}
+
 "scenario_$SCENARIO"
