@@ -68,20 +68,28 @@ scenario_crashloop() {
 # test has seen the gate report it; then the proxy ends and the controller writes Failed.
 # The failing state lasts as long as the check needs, not a lucky few milliseconds (its
 # grace period, 6000 s = 60 s at time scale 0.01, is only a backstop).
-scenario_restart_limit() {
-    local script release=$T/release-proxy
-    script=$(job_script limit "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
-    job_manifest "$T/limit.yaml" limit OnFailure 2 "$script" "" "      terminationGracePeriodSeconds: 6000"
-    cat >>"$T/limit.yaml" <<EOF
+# held_failing_gate NAME LIMIT UNTIL: a background gate on an OnFailure Job whose
+# migrations container exits 7 ("relation users missing") and whose proxy ignores
+# SIGTERM until the shell test UNTIL holds; sets JOB.
+held_failing_gate() {
+    local name=$1 limit=$2 until=$3 script
+    script=$(job_script "$name" "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    job_manifest "$T/$name.yaml" "$name" OnFailure "$limit" "$script" "" "      terminationGracePeriodSeconds: 6000"
+    cat >>"$T/$name.yaml" <<EOF
         - name: proxy
           image: registry.example.com/proxy:1.0
-          command: ["sh", "-c", "trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done"]
+          command: ["sh", "-c", "trap '' TERM; until $until; do sleep 0.05; done"]
 EOF
     # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/limit.yaml" "$NS" "$T/rep")
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/$name.yaml" "$NS" "$T/rep")
     wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job
-    job=$(job_of "$T/gate.log")
+    JOB=$(job_of "$T/gate.log")
+}
+
+scenario_restart_limit() {
+    local release=$T/release-proxy
+    held_failing_gate limit 2 "[ -f '$release' ]"
+    local job=$JOB
     wait_for 30 "the failing line on FailureTarget" grep -qE \
         "^pre-migrations: failing \(RunningPreMigrations\): Job $NS/$job is failing: BackoffLimitExceeded" "$T/gate.log"
     "${K[@]}" get job -n "$NS" "$job" -o json | jq -e '[.status.conditions[]
@@ -409,19 +417,8 @@ if [ \$n -le 1 ]; then sleep 60; fi; echo migrated")
 # SIGTERM), then deleted by a person before Failed: still MigrationsJobFailed with the
 # condition's reason and the last failure, and no "creates the Job again".
 scenario_failed_then_deleted() {
-    local script
-    script=$(job_script ftd "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
-    job_manifest "$T/ftd.yaml" ftd OnFailure 1 "$script" "" "      terminationGracePeriodSeconds: 6000"
-    cat >>"$T/ftd.yaml" <<EOT
-        - name: proxy
-          image: registry.example.com/proxy:1.0
-          command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.05; done"]
-EOT
-    # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/ftd.yaml" "$NS" "$T/rep")
-    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job
-    job=$(job_of "$T/gate.log")
+    held_failing_gate ftd 1 false
+    local job=$JOB
     wait_for 30 "the failing line" grep -q "^pre-migrations: failing" "$T/gate.log"
     "${K[@]}" delete job -n "$NS" "$job" --wait=false >/dev/null
     wait_exit "$GATE_PID" 60

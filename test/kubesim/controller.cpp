@@ -170,6 +170,16 @@ void JobController::finished_job(const json& job, const std::vector<json>& pods)
     }
 }
 
+bool JobController::reread(json& job, std::vector<json>& pods) {
+    auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
+    if (!fresh || uid_of(*fresh) != uid_of(job)) {
+        return false;
+    }
+    job = *fresh;
+    pods = pods_of(job);
+    return true;
+}
+
 void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     if (job_in["metadata"].contains("deletionTimestamp")) {
         return;
@@ -213,22 +223,13 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
         delete_active(job, pods);
         pods = pods_of(job);
     }
-    // 3. Terminated pods are counted through the finalizer.
-    if (track_terminated(job, pods)) {
-        auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
-        if (!fresh || uid_of(*fresh) != uid_of(job)) {
-            return;
-        }
-        job = *fresh;
-        pods = pods_of(job);
+    // 3. Terminated pods are counted through the finalizer; a suspension deletes the
+    // active ones uncounted. Each step that wrote re-reads the Job and its pods.
+    if (track_terminated(job, pods) && !reread(job, pods)) {
+        return;
     }
-    if (sync_suspension(job, pods)) {
-        auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
-        if (!fresh || uid_of(*fresh) != uid_of(job)) {
-            return;
-        }
-        job = *fresh;
-        pods = pods_of(job);
+    if (sync_suspension(job, pods) && !reread(job, pods)) {
+        return;
     }
     int active = 0;
     int ready = 0;

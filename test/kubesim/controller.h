@@ -52,6 +52,8 @@ class JobController {
     // when only failed pods are replaced (podFailurePolicy or podReplacementPolicy Failed).
     int create_pods(const json& job, int active, int succeeded, int terminating);
     std::vector<json> pods_of(const json& job);
+    // The Job as stored now and its pods; false when it is gone or was replaced.
+    bool reread(json& job, std::vector<json>& pods);
     Result<json> write_status(const json& job, const std::function<void(json&)>& fn);
     void remove_finalizer(const json& pod);
     void wake_at(SteadyTime t);
