@@ -134,15 +134,21 @@ replacement_pod() {
         and .metadata.deletionTimestamp == null and .metadata.name != $old)][0].metadata.name'
 }
 
+# gate_on_running_pod MANIFEST: a background gate on MANIFEST's Job; returns once the
+# Job has a running pod. Sets JOB and POD.
+gate_on_running_pod() {
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$1" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    JOB=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$JOB"
+    POD=$(live_pod "$NS" "$JOB")
+}
+
 scenario_evict_preempt() {
     job_manifest "$T/never.yaml" never Never 1 "$(job_script never 'sleep 60')"
-    # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
-    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job pod
-    job=$(job_of "$T/gate.log")
-    wait_for 30 "a running pod" live_pod "$NS" "$job"
-    pod=$(live_pod "$NS" "$job")
+    gate_on_running_pod "$T/never.yaml"
+    local job=$JOB pod=$POD
     ctl evict "$NS/$pod" --message "node low on memory"
     wait_for 30 "the eviction retry" grep -q "retrying (RetryingPreMigrations)" "$T/gate.log"
     wait_for 30 "a replacement pod" replacement_pod "$NS" "$job" "$pod"
@@ -395,13 +401,8 @@ scenario_onfailure_evict() {
     script=$(job_script oe "$(count_runs "$T/oe.count")
 if [ \$n -le 1 ]; then sleep 60; fi; echo migrated")
     job_manifest "$T/oe.yaml" oe OnFailure 6 "$script"
-    # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/oe.yaml" "$NS" "$T/rep")
-    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job pod
-    job=$(job_of "$T/gate.log")
-    wait_for 30 "a running pod" live_pod "$NS" "$job"
-    pod=$(live_pod "$NS" "$job")
+    gate_on_running_pod "$T/oe.yaml"
+    local job=$JOB pod=$POD
     ctl evict "$NS/$pod" --message "node low on memory"
     wait_exit "$GATE_PID" 60
     expect_rc 0 "the replacement passes"
@@ -440,13 +441,8 @@ scenario_deleted_by_hand() {
 if [ \$n -le 1 ]; then trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done; exit 0; fi
 sleep 0.3; echo 'PG::DuplicateTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
     job_manifest "$T/dbh.yaml" dbh Never 6 "$script" "" "      terminationGracePeriodSeconds: 6000"
-    # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/dbh.yaml" "$NS" "$T/rep")
-    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job pod
-    job=$(job_of "$T/gate.log")
-    wait_for 30 "a running pod" live_pod "$NS" "$job"
-    pod=$(live_pod "$NS" "$job")
+    gate_on_running_pod "$T/dbh.yaml"
+    local job=$JOB pod=$POD
     "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
     wait_for 60 "the replacement's failure" grep -qE "^pre-migrations: retrying .*pod 2 of 7 failed.*PG::DuplicateTable" "$T/gate.log"
     touch "$release"
@@ -484,12 +480,8 @@ scenario_suspend_resume() {
     script=$(job_script sr "$(count_runs "$T/sr.count")
 if [ \$n -le 1 ]; then sleep 60; fi; until [ -f '$T/go' ]; do sleep 0.05; done; echo migrated")
     job_manifest "$T/sr.yaml" sr OnFailure 0 "$script"
-    # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/sr.yaml" "$NS" "$T/rep")
-    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job
-    job=$(job_of "$T/gate.log")
-    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    gate_on_running_pod "$T/sr.yaml"
+    local job=$JOB
     "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
     wait_for 30 "the suspended line" grep -qE "^pre-migrations: suspended \(JobSuspended\): Job $NS/$job is suspended" "$T/gate.log"
     wait_for 30 "the pods to go" bash -c "[[ \$(kubectl get pods -n $NS -l job-name=$job -o json | jq '.items | length') == 0 ]]"
