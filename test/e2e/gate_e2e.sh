@@ -523,4 +523,26 @@ scenario_managed_by() {
     ok "managedBy: counted from the status, failed when its status said so"
 }
 
+# Issue 11, defect 7. An Indexed Job with backoffLimitPerIndex 1 and maxFailedIndexes 0
+# whose index 1 always fails: the retry counts per index, the failure names the failed
+# indexes, and no message prints the MaxInt32 overall limit.
+scenario_indexed_per_index() {
+    local script
+    script=$(job_script idx "if [ \"\$JOB_COMPLETION_INDEX\" = 1 ]; then sleep 0.3
+echo 'shard 1 locked' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; sleep 60")
+    job_manifest "$T/idx.yaml" idx Never 2147483647 "$script" "  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  backoffLimitPerIndex: 1
+  maxFailedIndexes: 0"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/idx.yaml" "$NS" "$T/rep")
+    expect_rc 1 "index 1 failed twice"
+    log_has "$T/gate.log" "index 1: attempt 1 of 2 failed, 1 left"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*MaxFailedIndexesExceeded.*failed indexes: 1 \(maxFailedIndexes 0\)" \
+        "$T/gate.log" >/dev/null || fail "the failure lacks the failed indexes: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    log_lacks "$T/gate.log" "2147483647"
+    ok "Indexed, backoffLimitPerIndex: counted per index, failed indexes named"
+}
+
 "scenario_$SCENARIO"

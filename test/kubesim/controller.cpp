@@ -247,7 +247,7 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     const json* success = find_true_condition(job, "SuccessCriteriaMet");
     // 4. Pods are (re)created while the Job is neither failing nor succeeding.
     if (target == nullptr && success == nullptr) {
-        active += create_pods(job, active, job["status"].value("succeeded", 0), terminating);
+        active += create_pods(job, pods, active, job["status"].value("succeeded", 0), terminating);
     }
     bool uncounted_empty =
         job["status"].value("uncountedTerminatedPods", json::object()).empty() ||

@@ -50,7 +50,13 @@ class JobController {
     bool track_terminated(const json& job, const std::vector<json>& pods);
     // Creates the missing pods; returns how many. Pods still terminating take a slot
     // when only failed pods are replaced (podFailurePolicy or podReplacementPolicy Failed).
-    int create_pods(const json& job, int active, int succeeded, int terminating);
+    // Indexed Jobs: one pod per index that is neither completed, failed nor running,
+    // with the controller's index annotations.
+    int create_pods(const json& job, const std::vector<json>& pods, int active, int succeeded,
+                    int terminating);
+    // backoffLimitPerIndex: FailureTarget once failed indexes pass maxFailedIndexes, or
+    // once every index completed or failed with at least one failed.
+    std::optional<json> decide_per_index(const json& job);
     std::vector<json> pods_of(const json& job);
     // The Job as stored now and its pods; false when it is gone or was replaced.
     bool reread(json& job, std::vector<json>& pods);
