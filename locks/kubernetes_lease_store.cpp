@@ -40,8 +40,12 @@ std::int64_t whole_seconds(Duration d) {
 }
 
 json lease_spec(const LockRecord& r) {
-    json spec = {{"leaseDurationSeconds", whole_seconds(r.lease_duration)},
-                 {"leaseTransitions", r.lease_transitions}};
+    json spec = {{"leaseTransitions", r.lease_transitions}};
+    // The API server refuses a duration of 0 (422): a lock nobody holds (a release or an
+    // unlock) has none, so the field is left out.
+    if (whole_seconds(r.lease_duration) > 0) {
+        spec["leaseDurationSeconds"] = whole_seconds(r.lease_duration);
+    }
     if (r.holder) {
         spec["holderIdentity"] = r.holder->id;
     }

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC2119
 start_kubesim
 
-NS=e2e
+NS=$(test_ns e2e)
 gate_args() { echo --env e1 --gate "$1" --manifest "$2" --namespace "${3:-$NS}" --report-dir "$4"; }
 
 # A Job whose container fails FAILS times and then passes; every run takes 1 s, so each
@@ -67,14 +67,14 @@ scenario_crashloop() {
 # the pod in termination, so the Job stays at FailureTarget (not yet Failed) until the
 # test has seen the gate report it; then the proxy ends and the controller writes Failed.
 # The failing state lasts as long as the check needs, not a lucky few milliseconds (its
-# grace period, 6000 s = 60 s at time scale 0.01, is only a backstop).
+# grace period, 60 s of the cluster's clock, is only a backstop).
 # held_failing_gate NAME LIMIT UNTIL: a background gate on an OnFailure Job whose
 # migrations container exits 7 ("relation users missing") and whose proxy ignores
 # SIGTERM until the shell test UNTIL holds; sets JOB.
 held_failing_gate() {
     local name=$1 limit=$2 until=$3 script
     script=$(job_script "$name" "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
-    job_manifest "$T/$name.yaml" "$name" OnFailure "$limit" "$script" "" "      terminationGracePeriodSeconds: 6000"
+    job_manifest "$T/$name.yaml" "$name" OnFailure "$limit" "$script" "" "      terminationGracePeriodSeconds: $(cluster_secs 60)"
     cat >>"$T/$name.yaml" <<EOF
         - name: proxy
           image: registry.example.com/proxy:1.0
@@ -172,7 +172,7 @@ scenario_evict_preempt() {
 
 scenario_deadline() {
     job_manifest "$T/check.yaml" check OnFailure 2 "$(job_script check 'sleep 60')" \
-        "  activeDeadlineSeconds: 100"
+        "  activeDeadlineSeconds: $(cluster_secs 1)"
     # shellcheck disable=SC2046
     run_envgate 90 "$T/gate.log" gate $(gate_args batched-migrations-check "$T/check.yaml" "$NS" "$T/rep")
     expect_rc 1 "activeDeadlineSeconds passed"
@@ -350,6 +350,92 @@ scenario_sigterm() {
     done
 }
 
+# restartPolicy Never, backoffLimit 2, a migration that always fails: two retries, then
+# the third failed pod exhausts the budget (pod limit).
+scenario_pod_limit_never() {
+    job_manifest "$T/never.yaml" podlimit Never 2 \
+        "$(job_script podlimit "sleep 0.3; echo 'duplicate key' > \"\$KUBESIM_TERMINATION_LOG\"; exit 4")"
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
+    expect_rc 1 "the pod limit reached"
+    log_has "$T/gate.log" "pod 1 of 3 failed, 2 left"
+    log_has "$T/gate.log" "pod 2 of 3 failed, 1 left"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*BackoffLimitExceeded.*duplicate key.*exited 4" "$T/gate.log" >/dev/null ||
+        fail "the failed line lacks BackoffLimitExceeded and the last failure: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.status.failed}') == 3 ]] ||
+        fail "the Job does not count 3 failed pods"
+    gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying$') -ge 2 && $(log_count "$T/events.log" '^MigrationsRetrying$') -le 3 ]] ||
+        fail "want 2 or 3 MigrationsRetrying events: $(sort "$T/events.log" | uniq -c)"
+    [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    ok "Never, backoffLimit 2: two retries, the third failed pod fails the gate, exit 1"
+}
+
+# podFailurePolicy: FailJob on exit 42 fails at once (no retry); Ignore on exit 3 does not
+# use the budget (backoffLimit 0, then a pass); Count on exit 5 uses it as usual.
+scenario_pod_failure_policy() {
+    local rules
+    rules='  podFailurePolicy:
+    rules:
+      - action: FailJob
+        onExitCodes: {operator: In, values: [42]}
+      - action: Ignore
+        onExitCodes: {operator: In, values: [3]}
+      - action: Count
+        onExitCodes: {operator: In, values: [5]}'
+    job_manifest "$T/failjob.yaml" failjob Never 6 "$(job_script failjob 'sleep 0.3; exit 42')" "$rules"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/failjob.log" gate $(gate_args pre-migrations "$T/failjob.yaml" "$NS" "$T/rep1")
+    expect_rc 1 "a FailJob rule matched"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*PodFailurePolicy" "$T/failjob.log" >/dev/null ||
+        fail "the failed line does not name PodFailurePolicy: $(grep '^pre-migrations: failed' "$T/failjob.log")"
+    check_reports "$T/rep1" e1 failed MigrationsJobFailed
+
+    local script
+    script=$(job_script ignore "$(count_runs "$T/ignore.count")
+if [ \$n -le 1 ]; then sleep 0.3; exit 3; fi
+sleep 0.3; echo migrated")
+    job_manifest "$T/ignore.yaml" ignore Never 0 "$script" "$rules"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/ignore.log" gate $(gate_args pre-migrations "$T/ignore.yaml" "$NS" "$T/rep2")
+    expect_rc 0 "an ignored failure, then a pass"
+    log_has "$T/ignore.log" "succeeded (PreMigrationsComplete)"
+    local job
+    job=$(job_of "$T/ignore.log")
+    [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.status.failed}') == "" ||
+        $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.status.failed}') == 0 ]] ||
+        fail "the ignored pod was counted as failed"
+
+    job_manifest "$T/count.yaml" count Never 1 "$(job_script count 'sleep 0.3; exit 5')" "$rules"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/count.log" gate $(gate_args pre-migrations "$T/count.yaml" "$NS" "$T/rep3")
+    expect_rc 1 "counted failures past backoffLimit 1"
+    log_has "$T/count.log" "pod 1 of 2 failed, 1 left"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*BackoffLimitExceeded" "$T/count.log" >/dev/null ||
+        fail "the Count rule's failure is not BackoffLimitExceeded"
+    ok "podFailurePolicy: FailJob fails at once, Ignore spends no retry, Count does"
+}
+
+# The Job deleted (by a person) while its gate waits: JobDeleted, exit 1.
+scenario_job_deleted() {
+    job_manifest "$T/long.yaml" gone OnFailure 2 "$(job_script gone 'sleep 60')"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/long.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job to run" grep -q "running (RunningPreMigrations)" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    "${K[@]}" delete job -n "$NS" "$job" --wait=false >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 1 "the Job was deleted mid-run"
+    grep -E "^pre-migrations: failed \(JobDeleted\)" "$T/gate.log" >/dev/null ||
+        fail "no JobDeleted verdict: $(grep '^pre-migrations:' "$T/gate.log" | tail -2)"
+    check_reports "$T/rep" e1 failed JobDeleted
+    ok "Job deleted mid-run: JobDeleted, exit 1"
+}
+
 # Issue 11, defect 1 (kubesim-only: ctl delay). Every pod list answers 300 ms late, so
 # the Job controller counts a failed pod (uncountedTerminatedPods, finalizer removal,
 # status.failed) while the gate lists: each retry line must still name the run it
@@ -440,7 +526,7 @@ scenario_deleted_by_hand() {
     script=$(job_script dbh "$(count_runs "$T/dbh.count")
 if [ \$n -le 1 ]; then trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done; exit 0; fi
 sleep 0.3; echo 'PG::DuplicateTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
-    job_manifest "$T/dbh.yaml" dbh Never 6 "$script" "" "      terminationGracePeriodSeconds: 6000"
+    job_manifest "$T/dbh.yaml" dbh Never 6 "$script" "" "      terminationGracePeriodSeconds: $(cluster_secs 60)"
     gate_on_running_pod "$T/dbh.yaml"
     local job=$JOB pod=$POD
     "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
@@ -508,10 +594,12 @@ scenario_managed_by() {
     local job
     job=$(job_of "$T/gate.log")
     wait_for 30 "the running line" grep -q "managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
-    "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge \
-        -p '{"status":{"failed":1,"active":1}}' >/dev/null
-    wait_for 30 "the retry" grep -qE "^pre-migrations: retrying .*pod 1 of 2 failed, 1 left.*managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
     local now
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    # The API server wants a startTime on any Job status that counts pods.
+    "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge \
+        -p "{\"status\":{\"startTime\":\"$now\",\"failed\":1,\"active\":1}}" >/dev/null
+    wait_for 30 "the retry" grep -qE "^pre-migrations: retrying .*pod 1 of 2 failed, 1 left.*managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
     now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge -p "{\"status\":{\"failed\":2,\"active\":0,
         \"conditions\":[{\"type\":\"FailureTarget\",\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\",\"message\":\"Job has reached the specified backoff limit\",\"lastTransitionTime\":\"$now\",\"lastProbeTime\":\"$now\"},

@@ -1,16 +1,24 @@
 # shellcheck shell=bash
-# Shared helpers of the end-to-end tests: a private kubesim per test, the real envgate
-# binary, condition waits with generous deadlines (never sleeps for assertions), and
-# checks of the log, the reports and the Kubernetes objects (with kubectl and jq).
+# Shared helpers of the end-to-end tests: a cluster per test (a private kubesim, or with
+# ENVGATE_TEST_CLUSTER=controlplane the real control plane of the test run and a
+# namespace of its own), the real envgate binary, condition waits with generous
+# deadlines (never sleeps for assertions), and checks of the log, the reports and the
+# Kubernetes objects (with kubectl and jq).
 # Sourced by gate_e2e.sh and run_e2e.sh; expects ENVGATE and KUBESIM to be set.
 set -euo pipefail
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/envgate-e2e.XXXXXX")
+CLUSTER=${ENVGATE_TEST_CLUSTER:-kubesim}
 KUBESIM_PID=
 BG_PIDS=()
 cleanup() {
     local p
     for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    if [[ $CLUSTER == controlplane && ${E2E_KEEP:-} != 1 ]]; then
+        while read -r p; do
+            kubectl delete namespace "$p" --wait=false >/dev/null 2>&1 || true
+        done < <(cat "$T/namespaces" 2>/dev/null)
+    fi
     if [[ -n $KUBESIM_PID ]]; then
         kill -TERM "$KUBESIM_PID" 2>/dev/null || true
         wait "$KUBESIM_PID" 2>/dev/null || true
@@ -30,8 +38,13 @@ fail() {
         echo "--- $f" >&2
         tail -40 "$f" >&2
     done
-    echo "--- kubesim log" >&2
-    tail -20 "$T/kubesim.log" >&2 || true
+    if [[ $CLUSTER == controlplane ]]; then
+        echo "--- control plane log" >&2
+        tail -20 "$ENVGATE_CONTROLPLANE_STATE/controlplane.log" >&2 || true
+    else
+        echo "--- kubesim log" >&2
+        tail -20 "$T/kubesim.log" >&2 || true
+    fi
     exit 1
 }
 ok() { echo "ok [${SCENARIO:-?}]: $*"; }
@@ -48,7 +61,16 @@ wait_for() {
 }
 
 # start_kubesim [--tls]: a private kubesim; sets KUBECONFIG, KUBESIM_PORT, K (kubectl).
+# On the control plane: its kubeconfig (always TLS with a token), nothing started.
 start_kubesim() {
+    if [[ $CLUSTER == controlplane ]]; then
+        local state=${ENVGATE_CONTROLPLANE_STATE:?the control plane tier needs ENVGATE_CONTROLPLANE_STATE}
+        [[ -s $state/kubeconfig ]] || fail "no control plane is running ($state/kubeconfig missing)"
+        cp "$state/kubeconfig" "$T/"
+        export KUBECONFIG=$T/kubeconfig
+        K=(kubectl --request-timeout=30s)
+        return
+    fi
     "$KUBESIM" --port 0 --write-kubeconfig "$T/kubeconfig" --time-scale 0.01 "$@" \
         >"$T/port" 2>"$T/kubesim.log" &
     KUBESIM_PID=$!
@@ -60,7 +82,36 @@ start_kubesim() {
     K=(kubectl --request-timeout=30s)
 }
 
-ctl() { "$KUBESIM" ctl "$@" >/dev/null; }
+# ctl COMMAND...: a node or scheduler action (evict NS/POD [--message M], preempt NS/POD)
+# through kubesim's control API or the control plane's node agent.
+ctl() {
+    if [[ $CLUSTER == controlplane ]]; then
+        "$ENVGATE_CONTROLPLANE_BIN" ctl --control "$ENVGATE_CONTROLPLANE_STATE/kubeconfig.control" "$@" >/dev/null
+    else
+        "$KUBESIM" ctl "$@" >/dev/null
+    fi
+}
+
+# test_ns NAME: the namespace a scenario uses. kubesim is private to the test and takes
+# any name; the control plane is shared by the test run, so the namespace is a fresh
+# NAME-<random>, created here (and deleted on exit).
+test_ns() {
+    if [[ $CLUSTER != controlplane ]]; then
+        echo "$1"
+        return
+    fi
+    local ns
+    ns=$1-$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    kubectl create namespace "$ns" >/dev/null || fail "cannot create namespace $ns"
+    echo "$ns" >>"$T/namespaces" # test_ns runs in $(...): the file outlives it
+    echo "$ns"
+}
+
+# cluster_secs N: N seconds of the cluster's clock in a manifest (kubesim's tests run
+# at time scale 0.01; the control plane's clock is real).
+cluster_secs() {
+    if [[ $CLUSTER == controlplane ]]; then echo "$1"; else echo $(($1 * 100)); fi
+}
 
 # job_script NAME BODY: a container script in the temp dir (run by sh in kubesim).
 job_script() {

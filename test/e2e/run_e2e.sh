@@ -7,7 +7,7 @@ ENVGATE=$1 KUBESIM=$2 SCENARIO=$3
 source "$(dirname "$0")/lib.sh"
 if [[ $SCENARIO == secrets ]]; then start_kubesim --tls; else start_kubesim; fi
 
-NS=e2e
+NS=$(test_ns e2e)
 CFG=$T/envgate.yml
 # write_config DEPLOY_COMMAND: envgate.yml with pre- and post-migrations gates.
 write_config() {

@@ -57,6 +57,24 @@ Status check_strict(const ResourceInfo& info, const json& obj) {
     return Status::ok();
 }
 
+// The Lease spec rules of the API server's validation (coordination/validation):
+// durations and transition counts are positive, a bad one is a 422.
+Status validate_lease(const ResourceInfo& info, const json& obj) {
+    const json spec = obj.value("spec", json::object());
+    auto number = [&](const char* key, std::int64_t min, const char* rule) -> Status {
+        if (!spec.contains(key) || spec[key].is_null()) {
+            return Status::ok();
+        }
+        if (!spec[key].is_number_integer() || spec[key].get<std::int64_t>() < min) {
+            return invalid(info, obj, std::string("spec.") + key,
+                           "Invalid value: " + spec[key].dump() + ": " + rule);
+        }
+        return Status::ok();
+    };
+    TRY(number("leaseDurationSeconds", 1, "must be greater than 0"));
+    return number("leaseTransitions", 0, "must be greater than or equal to 0");
+}
+
 void default_container(json& c) {
     if (!c.contains("terminationMessagePath")) {
         c["terminationMessagePath"] = "/dev/termination-log";
@@ -248,6 +266,9 @@ Status prepare_create(const ResourceInfo& info, const std::string& ns, bool stri
         obj["spec"]["nodeName"] = obj["spec"].value("nodeName", "kubesim-node");
         obj["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
     }
+    if (info.kind == "Lease") {
+        TRY(validate_lease(info, obj));
+    }
     if (info.kind == "Namespace") {
         obj["spec"] = {{"finalizers", {"kubernetes"}}};
         obj["status"] = {{"phase", "Active"}};
@@ -261,6 +282,9 @@ Status prepare_update(const ResourceInfo& info, const json& old, json& obj) {
     }
     obj["apiVersion"] = info.api_version();
     obj["kind"] = info.kind;
+    if (info.kind == "Lease") {
+        TRY(validate_lease(info, obj));
+    }
     if (info.kind == "Job") {
         obj["spec"]["selector"] = old["spec"]["selector"];
         if (obj["spec"].value("template", json()) != old["spec"]["template"]) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Bad Leases against a real kubesim, through the real envgate binary.
+"""Bad Leases against a real kubesim (or the real API server of the control plane, with
+ENVGATE_TEST_CLUSTER=controlplane), through the real envgate binary.
 
 Given a Lease envgate wrote whose envgate.dev/record annotation is then corrupted, and
 a Lease another program made under envgate's name (a holderIdentity, no annotation),
@@ -18,7 +19,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lease_contention import NS, LEASES, Kubesim  # noqa: E402  (also drops CI_* variables)
+from lease_contention import NS, LEASES, cluster  # noqa: E402  (also drops CI_* variables)
 
 CONFIG = f'''version: 1
 defaults:
@@ -69,7 +70,7 @@ def main():
     a = ap.parse_args()
     envgate = os.path.abspath(a.envgate)
     with tempfile.TemporaryDirectory() as d:
-        sim = Kubesim(a.kubesim, d)
+        sim = cluster(a.kubesim, d)
         try:
             cfg = os.path.join(d, "envgate.yml")
             open(cfg, "w").write(CONFIG)

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The Kubernetes Lease lock store against a real kubesim (store: kubernetes).
+"""The Kubernetes Lease lock store against a real kubesim (store: kubernetes), or with
+ENVGATE_TEST_CLUSTER=controlplane against the real API server of the test run's control
+plane (a namespace of its own; no fault injection there: the real server has none).
 
 Contention: N `envgate lock acquire/release` worker processes x M rounds on one lock
 while a fault injector answers a share (--fault-rate, default 10%) of the Lease
@@ -19,10 +21,14 @@ Usage: lease_contention.py --envgate PATH --kubesim PATH --holder PATH
          [--processes 20] [--rounds 10] [--fault-rate 0.1] [--kill] [--no-contention]
 """
 import argparse
+import atexit
+import base64
 import datetime
 import http.client
 import json
 import os
+import re
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -37,26 +43,15 @@ import lock_contention  # noqa: E402  (the shared checks and worker loop)
 for _name in [k for k in os.environ if k == "CI" or k.startswith(("CI_", "GITLAB_"))]:
     del os.environ[_name]
 
-NS = "envgate-locks"
+ON_CONTROLPLANE = os.environ.get("ENVGATE_TEST_CLUSTER") == "controlplane"
+# kubesim is private to a test; the control plane is shared by the run: a fresh namespace.
+NS = "envgate-locks" + (f"-{os.getpid()}-{os.urandom(3).hex()}" if ON_CONTROLPLANE else "")
 LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
 LEASE_SECONDS = 2
 
 
-class Kubesim:
-    def __init__(self, binary, workdir):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.proc = subprocess.Popen([binary, "--port", "0", "--write-kubeconfig", self.kubeconfig],
-                                     stdout=subprocess.PIPE, text=True)
-        self.port = int(self.proc.stdout.readline())
-
-    def request(self, method, path, body=None):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        conn.request(method, path, json.dumps(body) if body is not None else None,
-                     {"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        data = resp.read()
-        conn.close()
-        return resp.status, json.loads(data) if data else None
+class Cluster:
+    """What the tests read of the lock's Lease and its Events, over request()."""
 
     def lease(self, lock="gstg"):
         code, lease = self.request("GET", f"{LEASES}/envgate-{lock}")
@@ -68,9 +63,130 @@ class Kubesim:
         _, events = self.request("GET", f"/api/v1/namespaces/{NS}/events")
         return [e for e in events["items"] if e["involvedObject"]["name"] == f"envgate-{lock}"]
 
+
+class Kubesim(Cluster):
+    def __init__(self, binary, workdir, *args):
+        self.kubeconfig = os.path.join(workdir, "kubeconfig")
+        self.proc = subprocess.Popen([binary, "--port", "0", "--write-kubeconfig", self.kubeconfig,
+                                      *args], stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline())
+
+    def evict(self, ns, pod):
+        """A kubelet eviction of the pod."""
+        code, body = self.request("POST", f"/kubesim/v1/namespaces/{ns}/pods/{pod}/evict", {})
+        assert code == 200, body
+
+    def request(self, method, path, body=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request(method, path, json.dumps(body) if body is not None else None,
+                     {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        data = resp.read()
+        conn.close()
+        return resp.status, json.loads(data) if data else None
+
+    def stream(self, path):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port)
+        conn.request("GET", path)
+        return conn.getresponse()
+
+    def counters(self):
+        """Requests served so far, as {"get leases": n, "update leases": n, ...}."""
+        return self.request("GET", "/kubesim/v1/counters")[1]["requests"]
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
+
+
+class ControlPlane(Cluster):
+    """The test run's control plane (started by test/controlplane/run.sh): HTTPS verified
+    with the kubeconfig's CA, its bearer token, and a namespace of this test's own."""
+
+    VERBS = {"GET": "get", "LIST": "list", "WATCH": "watch", "PUT": "update", "POST": "create",
+             "PATCH": "patch", "DELETE": "delete"}
+
+    def __init__(self, _binary, workdir, namespace=None):
+        state = os.environ["ENVGATE_CONTROLPLANE_STATE"]
+        self.control = json.load(open(os.path.join(state, "kubeconfig.control")))
+        src = os.path.join(state, "kubeconfig")
+        self.kubeconfig = os.path.join(workdir, "kubeconfig")
+        open(self.kubeconfig, "w").write(open(src).read())
+        os.chmod(self.kubeconfig, 0o600)
+        text = open(src).read()
+        self.port = int(re.search(r"server: https://127\.0\.0\.1:(\d+)", text).group(1))
+        ca = base64.b64decode(re.search(r"certificate-authority-data: (\S+)", text).group(1))
+        self.token = re.search(r"token: (\S+)", text).group(1)
+        self.ctx = ssl.create_default_context(cadata=ca.decode())
+        self.namespace = namespace or NS
+        self.create_namespace(self.namespace)
+        self.base = self.metrics()
+
+    def create_namespace(self, name):
+        code, _ = self.request("POST", "/api/v1/namespaces",
+                               {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        assert code in (201, 409), f"cannot create namespace {name}: {code}"
+
+    def evict(self, ns, pod):
+        """A kubelet eviction of the pod, through the node agent's control API."""
+        host = self.control["url"].removeprefix("http://")
+        conn = http.client.HTTPConnection(host, timeout=60)
+        conn.request("POST", f"/v1/namespaces/{ns}/pods/{pod}/evict",
+                     headers={"Authorization": f"Bearer {self.control['token']}"})
+        resp = conn.getresponse()
+        body = resp.read()
+        assert resp.status == 200, body
+
+    def _conn(self, timeout=30):
+        return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, context=self.ctx)
+
+    def request(self, method, path, body=None):
+        conn = self._conn()
+        conn.request(method, path, json.dumps(body) if body is not None else None,
+                     {"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
+        resp = conn.getresponse()
+        data = resp.read()
+        conn.close()
+        try:
+            return resp.status, json.loads(data) if data else None
+        except json.JSONDecodeError:
+            return resp.status, data.decode(errors="replace")
+
+    def stream(self, path):
+        conn = self._conn(timeout=None)
+        conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
+        return conn.getresponse()
+
+    def metrics(self):
+        """apiserver_request_total of Leases and Events, by "verb resource"."""
+        _, text = self.request("GET", "/metrics")
+        out = {}
+        for line in text.splitlines():
+            if not line.startswith("apiserver_request_total{"):
+                continue
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+            if labels.get("resource") not in ("leases", "events"):
+                continue
+            key = f"{self.VERBS.get(labels['verb'], labels['verb'].lower())} {labels['resource']}"
+            out[key] = out.get(key, 0) + int(float(line.rsplit(" ", 1)[1]))
+        return out
+
+    def counters(self):
+        now = self.metrics()
+        return {k: v - self.base.get(k, 0) for k, v in now.items()}
+
+    def stop(self):
+        """What this test wrote goes (Leases, Events), so that the next scenario of the
+        process starts clean in the same namespace; the namespace goes at exit."""
+        ns = self.namespace
+        self.request("DELETE", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases")
+        self.request("DELETE", f"/api/v1/namespaces/{ns}/events")
+        atexit.register(self.request, "DELETE", f"/api/v1/namespaces/{self.namespace}")
+
+
+def cluster(binary, workdir):
+    """kubesim started from `binary`, or the control plane of the test run."""
+    return ControlPlane(binary, workdir) if ON_CONTROLPLANE else Kubesim(binary, workdir)
 
 
 class Watcher(threading.Thread):
@@ -84,9 +200,7 @@ class Watcher(threading.Thread):
         self.start_rv = listed["metadata"]["resourceVersion"]
 
     def run(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.sim.port)
-        conn.request("GET", f"{LEASES}?watch=1&resourceVersion={self.start_rv}")
-        resp = conn.getresponse()
+        resp = self.sim.stream(f"{LEASES}?watch=1&resourceVersion={self.start_rv}")
         for line in resp:
             ev = json.loads(line)
             obj = ev.get("object", {})
@@ -111,7 +225,7 @@ class FaultInjector(threading.Thread):
                 "create": r.get("create leases", 0)}
 
     def run(self):
-        while not self.stopping.wait(0.02):
+        while self.rate > 0 and not self.stopping.wait(0.02):
             counted = self.counted()
             for verb in ("update", "get"):
                 while self.added[verb] < int(self.rate * counted[verb]):
@@ -122,6 +236,10 @@ class FaultInjector(threading.Thread):
 
     def finish(self):
         """Stops injecting; returns the faults that hit a request, by (verb, code)."""
+        if self.rate <= 0:
+            self.stopping.set()
+            self.join()
+            return {("update", 409): 0, ("update", 500): 0, ("get", 500): 0}
         self.stopping.set()
         self.join()
         _, left = self.sim.request("GET", "/kubesim/v1/faults")
@@ -166,7 +284,7 @@ def run_workers(envgate, sim, workdir, processes, rounds):
 
 def contention(a):
     with tempfile.TemporaryDirectory(prefix="envgate-lease-contention-") as workdir:
-        sim = Kubesim(a.kubesim, workdir)
+        sim = cluster(a.kubesim, workdir)
         try:
             watcher = Watcher(sim)
             watcher.start()
@@ -185,7 +303,7 @@ def contention(a):
                     print("FAIL: the watch never saw the last Lease write")
                     return 1
                 time.sleep(0.05)
-            _, counters = sim.request("GET", "/kubesim/v1/counters")
+            counters = {"requests": sim.counters()}
             events = sim.events()
             starts, ends = lock_contention.parse_log(log)
             problems, queued, gaps = lock_contention.check(starts, ends, record, a.processes,
@@ -242,7 +360,7 @@ def wait_for(predicate, timeout, what):
 
 def kill_scenario(a, policy):
     with tempfile.TemporaryDirectory(prefix="envgate-lease-kill-") as d:
-        sim = Kubesim(a.kubesim, d)
+        sim = cluster(a.kubesim, d)
         try:
             return kill_in(a, sim, d, policy)
         finally:
@@ -314,6 +432,9 @@ def main():
     ap.add_argument("--kill", action="store_true")
     ap.add_argument("--no-contention", action="store_true")
     a = ap.parse_args()
+    if ON_CONTROLPLANE and a.fault_rate > 0:
+        print("on the control plane no faults are injected (--fault-rate ignored)")
+        a.fault_rate = 0
     if a.kill:
         for policy in ("hold", "release"):
             kill_scenario(a, policy)

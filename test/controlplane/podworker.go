@@ -1,0 +1,626 @@
+package main
+
+// A pod worker of the node agent: it owns one pod on this node, starts its init
+// containers in order and then its containers, applies the restart policy, stops the
+// pod gracefully when it is deleted, and writes the pod's status as the kubelet does.
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/kubernetes/third_party/forked/golang/expansion"
+)
+
+type podWorker struct {
+	agent         *nodeAgent
+	ns, name      string
+	uid           types.UID
+	dir           string
+	restartPolicy v1.RestartPolicy
+
+	mu          sync.Mutex // guards the fields below and the containers' state
+	pod         *v1.Pod    // the newest object seen
+	init, app   []*container
+	startTime   metav1.Time
+	terminating bool
+	killAt      time.Time
+	finished    bool // final status written (or evicted): no more status writes
+	gone        bool
+	lastWritten *v1.PodStatus
+	events      []pendingEvent
+
+	updates chan struct{}
+	exits   chan exitMsg
+	stop    chan struct{}
+	ctx     context.Context
+}
+
+type pendingEvent struct{ typ, reason, message string }
+
+func newPodWorker(agent *nodeAgent, pod *v1.Pod) *podWorker {
+	w := &podWorker{agent: agent, ns: pod.Namespace, name: pod.Name, uid: pod.UID,
+		dir: agent.podDir(pod.UID), restartPolicy: pod.Spec.RestartPolicy, pod: pod,
+		startTime: metav1.Now(),
+		updates:   make(chan struct{}, 1), exits: make(chan exitMsg, 16), stop: make(chan struct{})}
+	for i, c := range pod.Spec.InitContainers {
+		w.init = append(w.init, newContainer(w, c, true, i))
+	}
+	for i, c := range pod.Spec.Containers {
+		w.app = append(w.app, newContainer(w, c, false, i))
+	}
+	return w
+}
+
+func (w *podWorker) all() []*container { return append(append([]*container{}, w.init...), w.app...) }
+
+func (w *podWorker) update(pod *v1.Pod) {
+	w.mu.Lock()
+	w.pod = pod
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *podWorker) poke() {
+	select {
+	case w.updates <- struct{}{}:
+	default:
+	}
+}
+
+// removed: the pod object is gone; its processes are killed at once.
+func (w *podWorker) removed() {
+	w.mu.Lock()
+	w.gone = true
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *podWorker) run(ctx context.Context) {
+	w.ctx = ctx
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.killAll()
+			return
+		case <-w.updates:
+		case e := <-w.exits:
+			w.mu.Lock()
+			if e.c.cmd != nil && e.c.cmd.Process.Pid == e.pid {
+				e.c.finished(e.code, time.Now())
+			}
+			w.mu.Unlock()
+		case <-timer.C:
+		}
+		next, done := w.sync(ctx)
+		if done {
+			return
+		}
+		timer.Reset(next)
+	}
+}
+
+// sync moves the pod one step on and writes its status when it changed; it returns
+// when to look again, and whether the worker is done.
+func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
+	w.mu.Lock()
+	now := time.Now()
+	if w.gone {
+		w.killLocked()
+		w.mu.Unlock()
+		w.waitReaped()
+		_ = os.RemoveAll(w.dir)
+		return 0, true
+	}
+	if w.finished {
+		w.mu.Unlock()
+		return time.Hour, false
+	}
+	pod := w.pod
+	if pod.DeletionTimestamp != nil && !w.terminating {
+		w.terminating = true
+		grace := int64(30)
+		if pod.DeletionGracePeriodSeconds != nil {
+			grace = *pod.DeletionGracePeriodSeconds
+		}
+		w.killAt = now.Add(time.Duration(grace) * time.Second)
+		for _, c := range w.all() {
+			c.terminate()
+		}
+	}
+	final := false
+	if w.terminating {
+		anyRunning := false
+		for _, c := range w.all() {
+			if c.running() && !now.Before(w.killAt) {
+				c.kill()
+			}
+			anyRunning = anyRunning || c.running()
+		}
+		final = !anyRunning
+	} else {
+		w.startDue(now)
+	}
+	status := w.buildStatus()
+	events := w.events
+	w.events = nil
+	wake := w.nextWake(now)
+	if final {
+		w.finished = true
+	}
+	w.mu.Unlock()
+
+	w.flushEvents(ctx, events)
+	if status != nil {
+		w.writeStatus(ctx, status)
+	}
+	if final {
+		w.finalDelete(ctx)
+	}
+	return wake, false
+}
+
+func (w *podWorker) startDue(now time.Time) {
+	for _, c := range w.init {
+		if c.succeeded() {
+			continue
+		}
+		if c.done { // failed for good (restartPolicy Never)
+			return
+		}
+		if c.due(now) {
+			c.start(now)
+		}
+		return
+	}
+	for _, c := range w.app {
+		if c.due(now) {
+			c.start(now)
+		}
+	}
+}
+
+func (w *podWorker) nextWake(now time.Time) time.Duration {
+	next := time.Hour
+	for _, c := range w.all() {
+		if c.pending && !c.done {
+			next = min(next, c.restartAt.Sub(now))
+		}
+	}
+	if w.terminating {
+		next = min(next, w.killAt.Sub(now))
+	}
+	return max(next, time.Millisecond)
+}
+
+// phase follows the kubelet: a deleted pod keeps its phase while a container still
+// runs in its grace period, and turns terminal only once all stopped.
+func (w *podWorker) phase() v1.PodPhase {
+	if w.terminating {
+		for _, c := range w.all() {
+			if c.running() {
+				return ""
+			}
+		}
+	}
+	for _, c := range w.init {
+		if c.done && !c.succeeded() {
+			return v1.PodFailed
+		}
+		if !c.done {
+			if w.terminating {
+				return v1.PodFailed
+			}
+			return v1.PodPending
+		}
+	}
+	allDone, allOK, anyStarted := true, true, false
+	for _, c := range w.app {
+		allDone = allDone && c.done
+		allOK = allOK && c.succeeded()
+		anyStarted = anyStarted || c.instances > 0
+	}
+	switch {
+	case allDone && allOK:
+		return v1.PodSucceeded
+	case allDone || w.terminating:
+		return v1.PodFailed
+	case anyStarted:
+		return v1.PodRunning
+	}
+	return v1.PodPending
+}
+
+// buildStatus returns the status to write, or nil when nothing changed since the last
+// write.
+func (w *podWorker) buildStatus() *v1.PodStatus {
+	st := v1.PodStatus{Phase: w.phase(), HostIP: "127.0.0.1", PodIP: "127.0.0.1",
+		HostIPs: []v1.HostIP{{IP: "127.0.0.1"}}, PodIPs: []v1.PodIP{{IP: "127.0.0.1"}},
+		StartTime: &w.startTime, QOSClass: v1.PodQOSBestEffort}
+	allReady := len(w.app) > 0
+	for _, c := range w.app {
+		s := c.status()
+		allReady = allReady && s.Ready
+		st.ContainerStatuses = append(st.ContainerStatuses, s)
+	}
+	initDone := true
+	for _, c := range w.init {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, c.status())
+		initDone = initDone && c.succeeded()
+	}
+	if w.lastWritten != nil && reflect.DeepEqual(*w.lastWritten, st) {
+		return nil
+	}
+	w.lastWritten = st.DeepCopy()
+	return &st
+}
+
+// writeStatus merges the kubelet's part of the status into the newest pod: conditions
+// written by others (DisruptionTarget, PodScheduled) are kept, and a terminal phase is
+// never left.
+func (w *podWorker) writeStatus(ctx context.Context, mine *v1.PodStatus) {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur, err := w.agent.client.CoreV1().Pods(w.ns).Get(ctx, w.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.UID != w.uid {
+			return nil
+		}
+		old := cur.Status.Phase
+		st := cur.Status
+		phase := mine.Phase
+		if phase == "" || (cur.DeletionTimestamp != nil && (phase == v1.PodRunning || phase == v1.PodPending)) {
+			phase = old
+		}
+		if old == v1.PodSucceeded || old == v1.PodFailed {
+			phase = old
+		}
+		if phase == "" {
+			phase = v1.PodPending
+		}
+		st.Phase = phase
+		st.HostIP, st.PodIP, st.HostIPs, st.PodIPs = mine.HostIP, mine.PodIP, mine.HostIPs, mine.PodIPs
+		st.StartTime, st.QOSClass = mine.StartTime, mine.QOSClass
+		st.ContainerStatuses, st.InitContainerStatuses = mine.ContainerStatuses, mine.InitContainerStatuses
+		terminal := phase == v1.PodSucceeded || phase == v1.PodFailed
+		notReady := "ContainersNotReady"
+		if terminal {
+			notReady = "PodFailed"
+			if phase == v1.PodSucceeded {
+				notReady = "PodCompleted"
+			}
+		}
+		allReady := len(mine.ContainerStatuses) > 0
+		for _, c := range mine.ContainerStatuses {
+			allReady = allReady && c.Ready
+		}
+		initDone := true
+		for _, c := range mine.InitContainerStatuses {
+			initDone = initDone && c.Ready
+		}
+		cond := func(t v1.PodConditionType, ok bool, reason string) {
+			c := v1.PodCondition{Type: t, Status: v1.ConditionTrue}
+			if !ok {
+				c.Status, c.Reason = v1.ConditionFalse, reason
+			}
+			setPodCondition(&st, c)
+		}
+		initReason := "ContainersNotInitialized"
+		if terminal {
+			initReason = "PodCompleted"
+		}
+		cond(v1.PodReadyToStartContainers, !terminal, "")
+		cond(v1.PodInitialized, initDone, initReason)
+		cond(v1.PodReady, allReady && !terminal, notReady)
+		cond(v1.ContainersReady, allReady && !terminal, notReady)
+		cur.Status = st
+		_, err = w.agent.client.CoreV1().Pods(w.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		log.Printf("node agent: status of %s/%s: %v", w.ns, w.name, err)
+	}
+}
+
+// finalDelete is the kubelet's last word on a deleted pod: delete with grace 0 (the
+// object goes once no finalizer holds it).
+func (w *podWorker) finalDelete(ctx context.Context) {
+	zero := int64(0)
+	uid := w.uid
+	err := w.agent.client.CoreV1().Pods(w.ns).Delete(ctx, w.name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		log.Printf("node agent: final delete of %s/%s: %v", w.ns, w.name, err)
+	}
+}
+
+func (w *podWorker) event(typ, reason, message string) {
+	w.events = append(w.events, pendingEvent{typ, reason, message})
+}
+
+func (w *podWorker) flushEvents(ctx context.Context, events []pendingEvent) {
+	for _, e := range events {
+		recordEvent(ctx, w.agent.client, w.pod, e.typ, e.reason, e.message, "kubelet", w.agent.name)
+	}
+}
+
+// evict is the kubelet's eviction manager: containers killed, then one status write
+// with phase Failed, reason Evicted and DisruptionTarget TerminationByKubelet.
+func (w *podWorker) evict(ctx context.Context, message string) error {
+	w.mu.Lock()
+	w.killLocked()
+	w.mu.Unlock()
+	w.waitReaped()
+	w.mu.Lock()
+	for _, c := range w.all() {
+		c.evicted()
+	}
+	w.finished = true
+	w.lastWritten = nil
+	mine := w.buildStatus()
+	w.mu.Unlock()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur, err := w.agent.client.CoreV1().Pods(w.ns).Get(ctx, w.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		st := &cur.Status
+		st.Phase, st.Reason, st.Message = v1.PodFailed, "Evicted", message
+		st.ContainerStatuses, st.InitContainerStatuses = mine.ContainerStatuses, mine.InitContainerStatuses
+		setPodCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Reason: "TerminationByKubelet", Message: message})
+		setPodCondition(st, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodFailed"})
+		setPodCondition(st, v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: "PodFailed"})
+		_, err = w.agent.client.CoreV1().Pods(w.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	recordEvent(ctx, w.agent.client, w.pod, v1.EventTypeWarning, "Evicted", message, "kubelet", w.agent.name)
+	return nil
+}
+
+func (w *podWorker) killLocked() {
+	for _, c := range w.all() {
+		c.kill()
+	}
+}
+
+func (w *podWorker) killAll() {
+	w.mu.Lock()
+	w.killLocked()
+	w.mu.Unlock()
+	w.waitReaped()
+}
+
+// waitReaped waits (at most 5 s) until no container process of the pod is alive; it
+// must be called without w.mu held.
+func (w *podWorker) waitReaped() {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		alive := false
+		for _, c := range w.all() {
+			alive = alive || c.running()
+		}
+		w.mu.Unlock()
+		if !alive {
+			return
+		}
+		select {
+		case e := <-w.exits:
+			w.mu.Lock()
+			if e.c.cmd != nil && e.c.cmd.Process.Pid == e.pid {
+				e.c.finished(e.code, time.Now())
+			}
+			w.mu.Unlock()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (w *podWorker) processes() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, c := range w.all() {
+		if c.cmd != nil {
+			out = append(out, fmt.Sprintf("%s/%s/%s %d", w.ns, w.name, c.spec.Name, c.cmd.Process.Pid))
+		}
+	}
+	return out
+}
+
+func (w *podWorker) logFile(container string, previous bool) (string, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.all() {
+		if c.spec.Name == container {
+			path, err := c.logFile(previous)
+			return path, c.running() && !previous, err
+		}
+	}
+	return "", false, fmt.Errorf("container %s is not valid for pod %s", container, w.name)
+}
+
+// resolveEnv resolves the container's env and envFrom as the kubelet does (fieldRef,
+// Secret and ConfigMap keys, $(VAR) references), or says why it cannot.
+func (w *podWorker) resolveEnv(spec v1.Container) (map[string]string, error) {
+	env := map[string]string{}
+	set := func(k, v string) { env[k] = v }
+	for _, from := range spec.EnvFrom {
+		data, err := w.envSource(from)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			set(from.Prefix+k, data[k])
+		}
+	}
+	for _, e := range spec.Env {
+		value := e.Value
+		if e.ValueFrom == nil {
+			value = expansion.Expand(value, expansion.MappingFuncFor(env))
+		} else {
+			v, err := w.envValueFrom(e.ValueFrom)
+			if err != nil {
+				return nil, err
+			}
+			value = v
+		}
+		set(e.Name, value)
+	}
+	return env, nil
+}
+
+func (w *podWorker) envValueFrom(src *v1.EnvVarSource) (string, error) {
+	ctx := w.ctx
+	switch {
+	case src.FieldRef != nil:
+		switch src.FieldRef.FieldPath {
+		case "metadata.name":
+			return w.name, nil
+		case "metadata.namespace":
+			return w.ns, nil
+		case "metadata.uid":
+			return string(w.uid), nil
+		case "spec.nodeName":
+			return w.agent.name, nil
+		case "spec.serviceAccountName":
+			return w.pod.Spec.ServiceAccountName, nil
+		case "status.hostIP", "status.podIP":
+			return "127.0.0.1", nil
+		}
+		if key, ok := subscript(src.FieldRef.FieldPath, "metadata.annotations"); ok {
+			return w.pod.Annotations[key], nil
+		}
+		if key, ok := subscript(src.FieldRef.FieldPath, "metadata.labels"); ok {
+			return w.pod.Labels[key], nil
+		}
+		return "", fmt.Errorf("unsupported fieldPath %q", src.FieldRef.FieldPath)
+	case src.SecretKeyRef != nil:
+		ref := src.SecretKeyRef
+		s, err := w.agent.client.CoreV1().Secrets(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
+		optional := ref.Optional != nil && *ref.Optional
+		if err != nil {
+			if apierrors.IsNotFound(err) && optional {
+				return "", nil
+			}
+			if apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("secret %q not found", ref.Name)
+			}
+			return "", err
+		}
+		v, ok := s.Data[ref.Key]
+		if !ok && !optional {
+			return "", fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, w.ns, ref.Name)
+		}
+		return string(v), nil
+	case src.ConfigMapKeyRef != nil:
+		ref := src.ConfigMapKeyRef
+		cm, err := w.agent.client.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
+		optional := ref.Optional != nil && *ref.Optional
+		if err != nil {
+			if apierrors.IsNotFound(err) && optional {
+				return "", nil
+			}
+			if apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("configmap %q not found", ref.Name)
+			}
+			return "", err
+		}
+		v, ok := cm.Data[ref.Key]
+		if !ok && !optional {
+			return "", fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, w.ns, ref.Name)
+		}
+		return v, nil
+	}
+	return "", nil
+}
+
+func (w *podWorker) envSource(from v1.EnvFromSource) (map[string]string, error) {
+	ctx := w.ctx
+	out := map[string]string{}
+	if ref := from.SecretRef; ref != nil {
+		s, err := w.agent.client.CoreV1().Secrets(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) && ref.Optional != nil && *ref.Optional {
+				return out, nil
+			}
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("secret %q not found", ref.Name)
+			}
+			return nil, err
+		}
+		for k, v := range s.Data {
+			out[k] = string(v)
+		}
+	}
+	if ref := from.ConfigMapRef; ref != nil {
+		cm, err := w.agent.client.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) && ref.Optional != nil && *ref.Optional {
+				return out, nil
+			}
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("configmap %q not found", ref.Name)
+			}
+			return nil, err
+		}
+		for k, v := range cm.Data {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func expandArgs(argv []string, env map[string]string) []string {
+	mapping := expansion.MappingFuncFor(env)
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = expansion.Expand(a, mapping)
+	}
+	return out
+}
+
+func envList(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// subscript parses `PREFIX['KEY']` (a fieldRef such as metadata.annotations['a/b']).
+func subscript(path, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, prefix+"['")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, "']")
+}
