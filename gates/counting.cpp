@@ -12,7 +12,9 @@ bool has_condition(const Pod& pod, const std::string& type, const std::string& s
                        [&](const Condition& c) { return c.type == type && c.status == status; });
 }
 
-bool exit_code_matches(const ExitCodeRule& rule, const Pod& pod) {
+// The first container (app containers first, then init) whose terminated run matches
+// the onExitCodes requirement `rule`; a container still stopping has no exit code yet.
+const ContainerStatus* exit_code_match(const ExitCodeRule& rule, const Pod& pod) {
     auto matches = [&](const ContainerStatus& c) {
         if (!c.state.terminated || c.state.terminated->exit_code == 0) {
             return false;
@@ -24,17 +26,44 @@ bool exit_code_matches(const ExitCodeRule& rule, const Pod& pod) {
         bool in = std::find(rule.values.begin(), rule.values.end(), code) != rule.values.end();
         return rule.op == "NotIn"sv ? !in : in;
     };
-    return std::any_of(pod.containers.begin(), pod.containers.end(), matches) ||
-           std::any_of(pod.init_containers.begin(), pod.init_containers.end(), matches);
+    for (const auto* list : {&pod.containers, &pod.init_containers}) {
+        auto it = std::find_if(list->begin(), list->end(), matches);
+        if (it != list->end()) {
+            return &*it;
+        }
+    }
+    return nullptr;
+}
+
+const Condition* condition_match(const PodFailureRule& rule, const Pod& pod) {
+    for (const Condition& c : pod.conditions) {
+        for (const PodConditionPattern& p : rule.on_pod_conditions) {
+            if (c.type == p.type && c.status == p.status) {
+                return &c;
+            }
+        }
+    }
+    return nullptr;
 }
 
 bool rule_matches(const PodFailureRule& rule, const Pod& pod) {
     if (rule.on_exit_codes) {
-        return exit_code_matches(*rule.on_exit_codes, pod);
+        return exit_code_match(*rule.on_exit_codes, pod) != nullptr;
     }
-    return std::any_of(
-        rule.on_pod_conditions.begin(), rule.on_pod_conditions.end(),
-        [&](const PodConditionPattern& p) { return has_condition(pod, p.type, p.status); });
+    return condition_match(rule, pod) != nullptr;
+}
+
+// The first rule matching `pod` and its position, or nullptr.
+const PodFailureRule* first_rule(const Job& job, const Pod& pod, std::size_t& index) {
+    if (!job.pod_failure_policy) {
+        return nullptr;
+    }
+    for (index = 0; index < job.pod_failure_policy->size(); ++index) {
+        if (rule_matches((*job.pod_failure_policy)[index], pod)) {
+            return &(*job.pod_failure_policy)[index];
+        }
+    }
+    return nullptr;
 }
 
 bool has_finalizer(const Pod& pod) {
@@ -58,7 +87,11 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
 // Merges one container's failed runs into `a` (at least what was remembered) and adds
 // them to the restart sum while its pod is Pending or Running.
 void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
-    int runs = stopped_by_deletion(pod, c) ? c.restart_count : failed_runs(c);
+    // A pod that failed as a whole (evicted, node shutdown: phase Failed without being
+    // restarted) is one failed pod; its last run ended with it and is not also a failed
+    // container run (the controller counts restarts of Pending/Running pods only).
+    bool ended_with_pod = stopped_by_deletion(pod, c) || pod.phase == "Failed"sv;
+    int runs = ended_with_pod ? c.restart_count : failed_runs(c);
     bool active = is_active_phase(pod);
     if (runs == 0 && !active) {
         return;  // nothing to remember, nothing to add
@@ -73,6 +106,25 @@ void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std:
     if (active) {
         a.restarts = sat_add(a.restarts, runs);
     }
+}
+
+// backoffLimitPerIndex: a pod of index i carries the failures of i before it; a failed
+// one adds itself. Keeps the index with the most failures (the lowest on a tie).
+void count_index(Attempts& a, const Job& job, const Pod& pod) {
+    if (!job.indexed || !job.backoff_limit_per_index || !pod.completion_index) {
+        return;
+    }
+    bool failed = is_pod_failed(job, pod) && !ignored_by_policy(job, pod);
+    int failures = sat_add(pod.index_failure_count, failed ? 1 : 0);
+    if (failures == 0) {
+        return;
+    }
+    if (!a.index || failures > a.index_failures ||
+        (failures == a.index_failures && *pod.completion_index < *a.index)) {
+        a.index = pod.completion_index;
+        a.index_failures = failures;
+    }
+    a.index_limit = sat_add(*job.backoff_limit_per_index, 1);
 }
 
 }  // namespace
@@ -101,15 +153,67 @@ std::vector<const Pod*> select_pods(const Job& job, const std::vector<Pod>& pods
 }
 
 bool ignored_by_policy(const Job& job, const Pod& pod) {
+    std::size_t index = 0;
+    const PodFailureRule* rule = first_rule(job, pod, index);
+    return rule != nullptr && rule->action == "Ignore"sv;
+}
+
+std::optional<std::string> fail_job_message(const Job& job, const std::vector<const Pod*>& pods) {
     if (!job.pod_failure_policy) {
+        return std::nullopt;
+    }
+    for (const Pod* pod : pods) {
+        std::size_t index = 0;
+        const PodFailureRule* rule =
+            is_pod_failed(job, *pod) ? first_rule(job, *pod, index) : nullptr;
+        if (rule == nullptr || rule->action != "FailJob"sv) {
+            continue;
+        }
+        std::string at = " matching FailJob rule at index " + std::to_string(index);
+        std::string who = pod->namespace_ + "/" + pod->name;
+        if (rule->on_exit_codes) {
+            const ContainerStatus& c = *exit_code_match(*rule->on_exit_codes, *pod);
+            return "Container " + c.name + " for pod " + who + " failed with exit code " +
+                   std::to_string(c.state.terminated->exit_code) + at;
+        }
+        return "Pod " + who + " has condition " + condition_match(*rule, *pod)->type + at;
+    }
+    return std::nullopt;
+}
+
+int backoff_limit(const Job& job) {
+    if (job.backoff_limit) {
+        return *job.backoff_limit;
+    }
+    return job.backoff_limit_per_index ? 2147483647 : k_default_backoff_limit;
+}
+
+bool managed_elsewhere(const Job& job) {
+    return job.managed_by && *job.managed_by != k_job_controller;
+}
+
+std::optional<TimePoint> deleted_at(const Pod& pod) {
+    if (!pod.deletion_timestamp) {
+        return std::nullopt;
+    }
+    return *pod.deletion_timestamp -
+           std::chrono::seconds(pod.deletion_grace_period_seconds.value_or(0));
+}
+
+bool removed_by_suspension(const Job& job, const Pod& pod) {
+    if (!pod.deletion_timestamp || has_condition(pod, "DisruptionTarget", "True")) {
         return false;
     }
-    for (const PodFailureRule& rule : *job.pod_failure_policy) {
-        if (rule_matches(rule, pod)) {
-            return rule.action == "Ignore"sv;
+    for (const Condition& c : job.conditions) {
+        if (c.type != "Suspended"sv) {
+            continue;
         }
+        if (c.status == "True"sv) {
+            return true;
+        }
+        return c.last_transition_time && *deleted_at(pod) <= *c.last_transition_time;
     }
-    return false;
+    return job.suspend;
 }
 
 bool is_pod_failed(const Job& job, const Pod& pod) {
@@ -149,7 +253,7 @@ std::string run_key(const Pod& pod, const ContainerStatus& c) {
 
 Attempts count_attempts(const Job& job, const std::vector<const Pod*>& pods, RunCounts remembered) {
     Attempts a;
-    int limit = job.backoff_limit.value_or(k_default_backoff_limit);
+    int limit = backoff_limit(job);
     a.restarts_apply = job.restart_policy == "OnFailure"sv;
     a.restart_limit = std::max(limit, 1);
     a.failed_pod_limit = sat_add(limit, 1);
@@ -162,6 +266,7 @@ Attempts count_attempts(const Job& job, const std::vector<const Pod*>& pods, Run
             std::find(uncounted.begin(), uncounted.end(), pod->uid) == uncounted.end()) {
             a.failed_pods = sat_add(a.failed_pods, 1);
         }
+        count_index(a, job, *pod);
         if (!a.restarts_apply) {
             continue;
         }

@@ -3,6 +3,7 @@
 // against backoffLimit + 1. The one place that counts; everything else reads Attempts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,30 @@ namespace envgate::gates {
 
 inline constexpr const char* k_tracking_finalizer = "batch.kubernetes.io/job-tracking";
 inline constexpr int k_default_backoff_limit = 6;
+inline constexpr const char* k_job_controller = "kubernetes.io/job-controller";
+
+// spec.backoffLimit, or what the API defaults it to (batch/v1 defaults.go): 6, or
+// MaxInt32 when backoffLimitPerIndex is set (the per-index limit is then the budget).
+int backoff_limit(const Job& job);
+
+// True when spec.managedBy names a controller other than the built-in one (MultiKueue
+// and the like): the built-in controller leaves such a Job alone, so its local pods (if
+// any) are not what is counted; its status, which that controller writes, is.
+bool managed_elsewhere(const Job& job);
+
+// When a deleted pod went away: deletionTimestamp minus deletionGracePeriodSeconds
+// (the timestamp lies ahead by the grace period), as the controller's backoff does.
+std::optional<TimePoint> deleted_at(const Pod& pod);
+
+// True when `pod` was deleted by the Job's suspension: it is being deleted without a
+// disruption of its own while the Job is suspended, or before the suspension ended
+// (Suspended False, resumed at or after the pod's deletion). The controller removes the
+// tracking finalizer of those pods before it deletes them: they count nothing.
+bool removed_by_suspension(const Job& job, const Pod& pod);
+
+// The message a FailJob rule of spec.podFailurePolicy gives the first failed pod it
+// matches (the one the controller writes into FailureTarget), or nullopt.
+std::optional<std::string> fail_job_message(const Job& job, const std::vector<const Pod*>& pods);
 
 // a + b for non-negative counts, saturating at INT_MAX (API input can hold any int32).
 inline int sat_add(int a, int b) {
@@ -53,6 +78,11 @@ struct Attempts {
     int failed_pods = 0;
     int failed_pod_limit = 0;  // backoffLimit + 1
     RunCounts failed_runs;     // memory's map merged with this snapshot's
+    // backoffLimitPerIndex: the index nearest its limit, its failures and its limit
+    // (backoffLimitPerIndex + 1 attempts per index).
+    std::optional<int> index;
+    int index_failures = 0;
+    int index_limit = 0;
 };
 
 // Counts the attempts of `job` from its selected `pods`. Per container the failed runs

@@ -1,5 +1,7 @@
 #include "gates/decode.h"
 
+#include <charconv>
+
 #include "gates/decode_json.h"
 #include "gates/json_reader.h"
 
@@ -98,6 +100,32 @@ Status read_owner(const json& meta, const std::string& path, std::string& owner_
     });
 }
 
+// The controller reads these annotations leniently (a bad value is "unknown" or 0), so
+// does the gate: they are written by the controller, but anyone may edit them.
+Status read_index_annotations(const json& meta, const std::string& p, Pod& pod) {
+    const json* a = field(meta, "annotations");
+    if (a == nullptr) {
+        return Status::ok();
+    }
+    TRY(expect_object(*a, child(p, "annotations")));
+    auto number = [&](const char* key) -> std::optional<int> {
+        const json* v = field(*a, key);
+        if (v == nullptr || !v->is_string()) {
+            return std::nullopt;
+        }
+        const std::string& text = v->get_ref<const std::string&>();
+        int out = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+        if (ec != std::errc() || end != text.data() + text.size() || out < 0) {
+            return std::nullopt;
+        }
+        return out;
+    };
+    pod.completion_index = number("batch.kubernetes.io/job-completion-index");
+    pod.index_failure_count = number("batch.kubernetes.io/job-index-failure-count").value_or(0);
+    return Status::ok();
+}
+
 Status read_pod(const json& j, const std::string& path, Pod& pod) {
     TRY(expect_object(j, path));
     if (const json* meta = field(j, "metadata")) {
@@ -109,7 +137,9 @@ Status read_pod(const json& j, const std::string& path, Pod& pod) {
         TRY(read_string_map(*meta, "labels", p, pod.labels));
         TRY(read_string_list(*meta, "finalizers", p, pod.finalizers));
         TRY(read_time(*meta, "deletionTimestamp", p, pod.deletion_timestamp));
+        TRY(read_count(*meta, "deletionGracePeriodSeconds", p, pod.deletion_grace_period_seconds));
         TRY(read_owner(*meta, p, pod.owner_uid));
+        TRY(read_index_annotations(*meta, p, pod));
     }
     if (const json* st = field(j, "status")) {
         std::string p = child(path, "status");
@@ -158,6 +188,14 @@ Status read_job_spec(const json& spec, const std::string& p, Job& job) {
     TRY(expect_object(spec, p));
     TRY(read_count(spec, "backoffLimit", p, job.backoff_limit));
     TRY(read_string(spec, "podReplacementPolicy", p, job.pod_replacement_policy));
+    TRY(read_bool(spec, "suspend", p, job.suspend));
+    TRY(read_string(spec, "managedBy", p, job.managed_by));
+    std::string mode;
+    TRY(read_string(spec, "completionMode", p, mode));
+    job.indexed = mode == "Indexed";
+    TRY(read_count(spec, "completions", p, job.completions));
+    TRY(read_count(spec, "backoffLimitPerIndex", p, job.backoff_limit_per_index));
+    TRY(read_count(spec, "maxFailedIndexes", p, job.max_failed_indexes));
     if (const json* sel = field(spec, "selector")) {
         TRY(expect_object(*sel, child(p, "selector")));
         TRY(read_string_map(*sel, "matchLabels", child(p, "selector"), job.selector));
@@ -191,6 +229,7 @@ Status read_job_status(const json& st, const std::string& p, Job& job) {
     TRY(read_count(st, "active", p, job.active));
     TRY(read_count(st, "failed", p, job.failed));
     TRY(read_count(st, "succeeded", p, job.succeeded));
+    TRY(read_string(st, "failedIndexes", p, job.failed_indexes));
     if (const json* u = field(st, "uncountedTerminatedPods")) {
         std::string up = child(p, "uncountedTerminatedPods");
         TRY(expect_object(*u, up));

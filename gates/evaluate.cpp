@@ -4,20 +4,12 @@
 
 #include "gates/counting.h"
 #include "gates/failures.h"
+#include "gates/messages.h"
 
 namespace envgate::gates {
 namespace {
 
 using namespace std::string_view_literals;
-
-const Condition* true_condition(const Job& job, std::string_view type) {
-    for (const Condition& c : job.conditions) {
-        if (c.type == type && c.status == "True"sv) {
-            return &c;
-        }
-    }
-    return nullptr;
-}
 
 bool same_failure(const Failure& a, const Failure& b) {
     Failure x = a;
@@ -59,8 +51,11 @@ void remember_failure(GateMemory& mem, const std::optional<Failure>& newest) {
 
 Counts make_counts(const Attempts& a, int restarts, int failed_pods,
                    const std::optional<Failure>& last) {
-    Counts c{restarts, a.restart_limit,     failed_pods, a.failed_pod_limit, 0, 0,
-             0,        FailureKind::restart};
+    Counts c;
+    c.restarts = restarts;
+    c.restart_limit = a.restart_limit;
+    c.failed_pods = failed_pods;
+    c.failed_pod_limit = a.failed_pod_limit;
     int restart_left = std::max(0, c.restart_limit - restarts);
     int pod_left = std::max(0, c.failed_pod_limit - failed_pods);
     bool use_restarts = a.restarts_apply;
@@ -73,137 +68,49 @@ Counts make_counts(const Attempts& a, int restarts, int failed_pods,
     c.limit = use_restarts ? c.restart_limit : c.failed_pod_limit;
     c.left = use_restarts ? restart_left : pod_left;
     c.nearer = use_restarts ? FailureKind::restart : FailureKind::pod;
+    int index_left = std::max(0, a.index_limit - a.index_failures);
+    if (a.index && index_left <= c.left) {
+        c.index = a.index;
+        c.attempt = a.index_failures;
+        c.limit = a.index_limit;
+        c.left = index_left;
+        c.nearer = FailureKind::pod;
+    }
     return c;
 }
 
-std::string attempt_text(const Counts& c) {
-    return std::string(c.nearer == FailureKind::pod ? "pod " : "attempt ") +
-           std::to_string(c.attempt) + " of " + std::to_string(c.limit) + " failed, " +
-           std::to_string(c.left) + " left";
-}
-
-std::optional<std::string> failure_command(const GateMemory& mem) {
-    if (!mem.last_failure) {
-        return std::nullopt;
-    }
-    const Failure& f = *mem.last_failure;
-    if (f.kind == FailureKind::restart && f.container) {
-        return logs_command(mem.job_namespace, mem.job_name, *f.container);
-    }
-    return describe_command(mem.job_namespace, mem.job_name);
-}
-
-std::string last_failure_text(const GateMemory& mem) {
-    return mem.last_failure ? describe_failure(*mem.last_failure) : "none observed";
-}
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-    std::string out;
-    for (const std::string& p : parts) {
-        out += (out.empty() ? "" : sep) + p;
-    }
-    return out;
-}
-
-State state_of(const Job& job, const Attempts& a) {
-    if (true_condition(job, "Failed") != nullptr) {
-        return State::failed;
+Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Attempts& a) {
+    if (const Condition* c = true_condition(job, "Failed")) {
+        return {State::failed, c->reason, c->message};
     }
     if (true_condition(job, "Complete") != nullptr ||
         true_condition(job, "SuccessCriteriaMet") != nullptr) {
-        return State::succeeded;
+        return {State::succeeded, "", ""};
     }
-    if (true_condition(job, "FailureTarget") != nullptr) {
-        return State::failing;
+    if (const Condition* c = true_condition(job, "FailureTarget")) {
+        return {State::failing, c->reason, c->message};
+    }
+    if (auto message = fail_job_message(job, pods)) {
+        return {State::failing, "PodFailurePolicy", *message};
+    }
+    if (job.suspend) {
+        const Condition* c = true_condition(job, "Suspended");
+        return {State::suspended, c != nullptr ? c->reason : "JobSuspended",
+                c != nullptr ? c->message : "spec.suspend is true"};
     }
     // Retrying while a failed run still counts against a limit. Once none does (the
     // crash-looping pod succeeded, or left with nothing counted), the Job just runs:
     // reporting "attempt 0" against remembered failures would read as a new retry.
-    return a.restarts + a.failed_pods > 0 ? State::retrying : State::running;
+    return {a.restarts + a.failed_pods > 0 ? State::retrying : State::running, "", ""};
 }
 
-struct Pass {
-    Gate gate;
-    const Job& job;
-    std::vector<const Pod*> pods;
-    std::string ref;  // "Job ns/name"
-};
-
-void explain_running(const Pass& p, Verdict& v) {
-    std::vector<std::string> waiting = waiting_reasons(p.pods);
-    v.progressing.reason = names(p.gate).running_reason;
-    v.progressing.message = p.ref + " is running";
-    std::string describe = describe_command(p.job.namespace_, p.job.name);
-    if (!waiting.empty()) {
-        v.progressing.message += ", but " + join(waiting, "; ") + ". Details: " + describe;
-        v.command = describe;
-    } else if (p.pods.empty()) {
-        v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
+void remember_tied(GateMemory& mem, std::vector<std::string>& tied) {
+    for (auto& key : tied) {  // all failures of the newest second count as seen now
+        auto at = std::lower_bound(mem.failures_seen.begin(), mem.failures_seen.end(), key);
+        if (at == mem.failures_seen.end() || *at != key) {
+            mem.failures_seen.insert(at, std::move(key));
+        }
     }
-    if (v.memory.observed_failures > 0) {
-        v.progressing.message +=
-            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
-    }
-}
-
-void explain_retrying(const Pass& p, Verdict& v, bool rose) {
-    v.progressing.reason = names(p.gate).retry_reason;
-    v.command = failure_command(v.memory);
-    std::string m = attempt_text(v.counts);
-    if (v.memory.last_failure) {
-        m += ": " + last_failure_text(v.memory);
-    }
-    std::vector<std::string> waiting = waiting_reasons(p.pods);
-    if (!waiting.empty()) {
-        m += "; now " + join(waiting, "; ");
-    }
-    if (v.command) {
-        m += ". " +
-             std::string(v.memory.last_failure->kind == FailureKind::restart ? "Logs: "
-                                                                             : "Details: ") +
-             *v.command;
-    }
-    v.progressing.message = m;
-    if (rose) {
-        v.event = Event{"Warning", names(p.gate).retry_event, m};
-    }
-}
-
-void explain_failing(const Pass& p, Verdict& v) {
-    const Condition& target = *true_condition(p.job, "FailureTarget");
-    v.progressing.reason = names(p.gate).running_reason;
-    v.command = failure_command(v.memory);
-    v.progressing.message =
-        p.ref + " is failing: " + target.reason + ": " + target.message +
-        "; its remaining pods are being stopped. Last failure: " + last_failure_text(v.memory) +
-        " (" + attempt_text(v.counts) + ")" + (v.command ? ". Details: " + *v.command : "");
-}
-
-void explain_failed(const Pass& p, Verdict& v) {
-    const Condition& failed = *true_condition(p.job, "Failed");
-    v.phase = Phase::failed;
-    v.progressing.status = false;
-    v.progressing.reason = names(p.gate).failed_reason;
-    v.command = describe_command(p.job.namespace_, p.job.name);
-    v.progressing.message = p.ref + " failed: " + failed.reason + ": " + failed.message +
-                            ". Last failure: " + last_failure_text(v.memory) + " (" +
-                            attempt_text(v.counts) + "). Details: " + *v.command +
-                            ". A change to the Job spec reruns the gate with a new Job.";
-    if (!v.memory.failure_recorded) {
-        v.event = Event{"Warning", names(p.gate).failed_event, v.progressing.message};
-        v.memory.failure_recorded = true;
-    }
-}
-
-void explain_succeeded(const Pass& p, Verdict& v) {
-    v.phase = Phase::succeeded;
-    v.progressing.reason = names(p.gate).complete_reason;
-    v.progressing.message = p.ref + " completed";
-    if (v.memory.observed_failures > 0) {
-        v.progressing.message +=
-            " after " + std::to_string(v.memory.observed_failures) + " failed attempt(s)";
-    }
-    v.memory.completed = true;
 }
 
 Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods,
@@ -215,40 +122,29 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     v.memory.job_uid = job.uid;
     v.memory.job_namespace = job.namespace_;
     v.memory.job_name = job.name;
-    Pass p{gate, job, select_pods(job, pods), "Job " + job.namespace_ + "/" + job.name};
+    // A Job another controller manages is counted from its status alone.
+    Pass p{gate,
+           job,
+           managed_elsewhere(job) ? std::vector<const Pod*>{} : select_pods(job, pods),
+           "Job " + job.namespace_ + "/" + job.name,
+           {},
+           now};
     Attempts a = count_attempts(job, p.pods, std::move(v.memory.failed_runs));
-    v.state = state_of(job, a);
+    p.ending = ending_of(job, p.pods, a);
+    v.state = p.ending.state;
     bool ending = v.state == State::failing || v.state == State::failed;
+    if (ending) {
+        v.memory.ended = EndedBy{v.state == State::failed ? "Failed" : "FailureTarget",
+                                 p.ending.reason, p.ending.message};
+    }
     int failed_pods = std::max(a.failed_pods, v.memory.failed_pods);
     int restarts = ending ? std::max(a.restarts, v.memory.restarts) : a.restarts;
     bool rose = remember_counts(v.memory, a, failed_pods, restarts);
     std::vector<std::string> tied;
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
-    for (auto& key : tied) {  // all failures of the newest second count as seen now
-        auto at =
-            std::lower_bound(v.memory.failures_seen.begin(), v.memory.failures_seen.end(), key);
-        if (at == v.memory.failures_seen.end() || *at != key) {
-            v.memory.failures_seen.insert(at, std::move(key));
-        }
-    }
+    remember_tied(v.memory, tied);
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
-    switch (v.state) {
-        case State::running:
-            explain_running(p, v);
-            break;
-        case State::retrying:
-            explain_retrying(p, v, rose);
-            break;
-        case State::failing:
-            explain_failing(p, v);
-            break;
-        case State::failed:
-            explain_failed(p, v);
-            break;
-        case State::succeeded:
-            explain_succeeded(p, v);
-            break;
-    }
+    explain(p, v, rose);
     v.last_failure = v.memory.last_failure;
     return v;
 }
@@ -269,9 +165,23 @@ Verdict evaluate_deleted(Gate gate, const GateMemory& memory) {
     }
     v.state = State::failed;
     v.phase = Phase::failed;
-    v.progressing = {false, "JobDeleted",
-                     ref + " was deleted before it completed (JobDeleted). Last failure: " +
-                         last_failure_text(memory) + ". Rerunning the gate creates the Job again."};
+    if (memory.ended) {
+        // Seen failing or failed, then deleted (ttlSecondsAfterFinished, a cleanup, a
+        // person): still that failure. Its events outlive it for a while.
+        v.command =
+            "kubectl -n " + shell_quote(memory.job_namespace) +
+            " get events --field-selector involvedObject.name=" + shell_quote(memory.job_name);
+        v.progressing = {false, names(gate).failed_reason,
+                         ref + " failed: " + memory.ended->reason + ": " + memory.ended->message +
+                             ", and was deleted since. Last failure: " + last_failure_text(memory) +
+                             ". Its events: " + *v.command +
+                             ". A change to the Job spec reruns the gate with a new Job."};
+    } else {
+        v.progressing = {false, "JobDeleted",
+                         ref + " was deleted before it completed (JobDeleted). Last failure: " +
+                             last_failure_text(memory) +
+                             ". Rerunning the gate creates the Job again."};
+    }
     if (!memory.failure_recorded) {
         v.event = Event{"Warning", names(gate).failed_event, v.progressing.message};
         v.memory.failure_recorded = true;
@@ -297,6 +207,8 @@ const char* state_name(State state) {
     switch (state) {
         case State::running:
             return "running";
+        case State::suspended:
+            return "suspended";
         case State::retrying:
             return "retrying";
         case State::failing:

@@ -94,12 +94,13 @@ Failure pod_failure(const Pod& pod) {
         f.message = pod.message;
     }
     if (!f.at) {
-        f.at = pod.deletion_timestamp;
+        f.at = deleted_at(pod);
     }
     return f;
 }
 
-// When a pod failed as a whole: its disruption, else its failed container, else deletion.
+// When a pod failed as a whole: its disruption, else its failed container, else when it
+// turned not Ready, else when it was deleted (the controller's order, backoff_utils.go).
 std::optional<TimePoint> pod_failure_time(const Pod& pod) {
     const Condition* disruption = find_condition(pod.conditions, "DisruptionTarget");
     if (disruption != nullptr && disruption->last_transition_time) {
@@ -109,7 +110,13 @@ std::optional<TimePoint> pod_failure_time(const Pod& pod) {
     if (c != nullptr && c->state.terminated->finished_at) {
         return c->state.terminated->finished_at;
     }
-    return pod.deletion_timestamp;
+    for (const Condition& ready : pod.conditions) {
+        if (ready.type == "Ready"sv && ready.status == "False"sv && ready.last_transition_time &&
+            pod.phase == "Failed"sv) {
+            return ready.last_transition_time;
+        }
+    }
+    return deleted_at(pod);
 }
 
 // A failure found in a snapshot, before it is spelled out: the pod, and for a restart
@@ -244,9 +251,26 @@ std::string shell_quote(std::string_view text) {
 }
 
 std::string logs_command(const std::string& ns, const std::string& job,
-                         const std::string& container) {
+                         const std::string& container, Run run) {
     return "kubectl -n " + shell_quote(ns) + " logs " + "job/" + shell_quote(job) + " -c " +
-           shell_quote(container) + " --previous";
+           shell_quote(container) + (run == Run::previous ? " --previous" : "");
+}
+
+Run run_of(const std::vector<const Pod*>& pods, const Failure& f) {
+    for (const Pod* pod : pods) {
+        if (pod->name != f.pod) {
+            continue;
+        }
+        for (const auto* list : {&pod->containers, &pod->init_containers}) {
+            for (const ContainerStatus& c : *list) {
+                if (f.container && c.name == *f.container && c.state.terminated &&
+                    failed_run(*pod, c) == &*c.state.terminated) {
+                    return Run::current;
+                }
+            }
+        }
+    }
+    return Run::previous;
 }
 
 std::string describe_command(const std::string& ns, const std::string& job) {
@@ -281,6 +305,9 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
     std::vector<Candidate> top;
     bool ending = job_is_ending(job);
     for (const Pod* pod : pods) {
+        if (removed_by_suspension(job, *pod)) {
+            continue;  // the suspension stopped it: no failure of the migration
+        }
         if (is_pod_failed(job, *pod) && !ignored_by_policy(job, *pod)) {
             // Its own failure: disrupted (evicted, preempted, drained), or failed with
             // nobody deleting it. A pod that reached Failed only because it was deleted

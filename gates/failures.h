@@ -16,8 +16,18 @@ namespace envgate::gates {
 // `text` as one shell word: unchanged when it holds only [a-z0-9.-], else single-quoted.
 std::string shell_quote(std::string_view text);
 
+// Which run of a container `kubectl logs` shows: the current container (without
+// --previous: a run that failed and was not restarted yet, whose pod has no previous
+// container) or the one before it (--previous: the kubelet's lastState).
+enum class Run { current, previous };
+
 std::string logs_command(const std::string& ns, const std::string& job,
-                         const std::string& container);
+                         const std::string& container, Run run = Run::previous);
+
+// Where `kubectl logs` finds the failed run `failure` in `pods` now: current when it is
+// its container's state (terminated, not restarted yet), else previous (also when the
+// pod is gone).
+Run run_of(const std::vector<const Pod*>& pods, const Failure& failure);
 std::string describe_command(const std::string& ns, const std::string& job);
 
 // The key under which GateMemory::failures_seen remembers a failure.

@@ -38,7 +38,11 @@ json counts_to_json(const GateMemory& m) {
             {"failed_runs", m.failed_runs},
             {"failures_seen", m.failures_seen},
             {"failure_recorded", m.failure_recorded},
-            {"completed", m.completed}};
+            {"completed", m.completed},
+            {"ended", m.ended ? json{{"type", m.ended->type},
+                                     {"reason", m.ended->reason},
+                                     {"message", m.ended->message}}
+                              : json(nullptr)}};
 }
 
 Status read_counts(const json& j, const std::string& p, GateMemory& m) {
@@ -63,6 +67,15 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
     TRY(read_string_list(j, "failures_seen", p, m.failures_seen));
     TRY(read_bool(j, "failure_recorded", p, m.failure_recorded));
     TRY(read_bool(j, "completed", p, m.completed));
+    if (const json* ended = field(j, "ended"); ended != nullptr && !ended->is_null()) {
+        std::string ep = child(p, "ended");
+        TRY(expect_object(*ended, ep));
+        EndedBy e;
+        TRY(read_string(*ended, "type", ep, e.type));
+        TRY(read_string(*ended, "reason", ep, e.reason));
+        TRY(read_string(*ended, "message", ep, e.message));
+        m.ended = std::move(e);
+    }
     return Status::ok();
 }
 

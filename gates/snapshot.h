@@ -57,6 +57,11 @@ struct Pod {
     std::vector<std::string> finalizers;
     std::string owner_uid;  // the controller ownerReference's uid, if any
     std::optional<TimePoint> deletion_timestamp;
+    std::optional<int> deletion_grace_period_seconds;
+    // Indexed Jobs: annotations batch.kubernetes.io/job-completion-index and
+    // .../job-index-failure-count (failures of this index before this pod; 0 if absent).
+    std::optional<int> completion_index;
+    int index_failure_count = 0;
     std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
     std::string reason;
     std::string message;
@@ -88,12 +93,19 @@ struct Job {
     std::string namespace_;
     std::string uid;
     std::map<std::string, std::string> annotations;
-    std::optional<int> backoff_limit;  // missing means the default, 6
+    std::optional<int> backoff_limit;  // missing: the API's default (default_backoff_limit)
     Labels selector;                   // spec.selector.matchLabels
     std::string restart_policy;        // spec.template.spec.restartPolicy
     std::optional<std::string> pod_replacement_policy;
     std::optional<std::vector<PodFailureRule>> pod_failure_policy;
+    bool suspend = false;
+    std::optional<std::string> managed_by;  // spec.managedBy
+    bool indexed = false;                   // spec.completionMode Indexed
+    std::optional<int> completions;
+    std::optional<int> backoff_limit_per_index;
+    std::optional<int> max_failed_indexes;
     std::vector<Condition> conditions;
+    std::optional<std::string> failed_indexes;  // status.failedIndexes, "1,3-5"
     int active = 0;
     int failed = 0;
     int succeeded = 0;

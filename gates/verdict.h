@@ -35,6 +35,16 @@ struct Failure {
     bool operator==(const Failure&) const = default;
 };
 
+// The condition that ended a Job (Failed, or FailureTarget before it), kept so that a
+// Job deleted afterwards still reports why it failed.
+struct EndedBy {
+    std::string type;  // Failed, FailureTarget
+    std::string reason;
+    std::string message;
+
+    bool operator==(const EndedBy&) const = default;
+};
+
 // Survives between passes (process memory) and processes (Job annotations).
 struct GateMemory {
     std::string job_uid;  // the Job this memory belongs to; another Job starts afresh
@@ -50,13 +60,14 @@ struct GateMemory {
     std::vector<std::string> failures_seen;
     bool failure_recorded = false;  // the *Failed event was recorded
     bool completed = false;         // the Job was seen Complete / SuccessCriteriaMet
+    std::optional<EndedBy> ended;   // the Job was seen failing or failed
     std::optional<Failure> last_failure;
 
     bool operator==(const GateMemory&) const = default;
 };
 
 enum class Phase { upgrading, failed, succeeded };
-enum class State { running, retrying, failing, failed, succeeded };
+enum class State { running, suspended, retrying, failing, failed, succeeded };
 
 const char* phase_name(Phase phase);  // "Upgrading", "Failed", "Succeeded"
 const char* state_name(State state);  // "running", ...
@@ -79,6 +90,9 @@ struct Counts {
     int limit = 0;
     int left = 0;
     FailureKind nearer = FailureKind::restart;  // which count attempt/limit/left describe
+    // Indexed Jobs with backoffLimitPerIndex: the index whose count attempt/limit/left
+    // describe (the one nearest its per-index limit).
+    std::optional<int> index;
 
     bool operator==(const Counts&) const = default;
 };

@@ -20,13 +20,17 @@ json last_failure_json(const std::optional<Failure>& f) {
 }
 
 json counts_json(const Counts& c) {
-    return {{"restarts", c.restarts},
-            {"restart_limit", c.restart_limit},
-            {"failed_pods", c.failed_pods},
-            {"failed_pod_limit", c.failed_pod_limit},
-            {"attempt", c.attempt},
-            {"limit", c.limit},
-            {"left", c.left}};
+    json j = {{"restarts", c.restarts},
+              {"restart_limit", c.restart_limit},
+              {"failed_pods", c.failed_pods},
+              {"failed_pod_limit", c.failed_pod_limit},
+              {"attempt", c.attempt},
+              {"limit", c.limit},
+              {"left", c.left}};
+    if (c.index) {
+        j["index"] = *c.index;
+    }
+    return j;
 }
 
 }  // namespace

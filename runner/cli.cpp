@@ -33,7 +33,9 @@ Handler define_explain(CLI::App& app) {
     auto o = std::make_shared<ExplainOptions>();
     app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
         ->required();
-    app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)")->required();
+    app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)");
+    app.add_flag("--job-deleted", o->job_deleted,
+                 "the Job is gone: what a pass that finds it deleted reports (with --memory)");
     app.add_option("--pods", o->pods_path, "its pods: a PodList or a JSON array of pods");
     app.add_option("--memory", o->memory_path, "the \"memory\" object of the previous call");
     app.add_option("--now", o->now, "evaluate at this RFC 3339 time (default: now)");

@@ -31,7 +31,7 @@ Result<std::string> read_text_file(const std::string& path) {
 
 struct ExplainInput {
     gates::Gate gate = gates::Gate::pre_migrations;
-    gates::Job job;
+    std::optional<gates::Job> job;  // nullopt: --job-deleted
     std::vector<gates::Pod> pods;
     gates::GateMemory memory;
     TimePoint now;
@@ -46,8 +46,13 @@ Result<ExplainInput> load(const ExplainOptions& o, Clock& clock) {
                                          "batched-migrations-check)");
     }
     in.gate = *gate;
-    TRY_ASSIGN(std::string job_text, read_text_file(o.job_path));
-    TRY_ASSIGN(in.job, gates::decode_job(job_text, o.job_path));
+    if (o.job_deleted == !o.job_path.empty()) {
+        return Status(Code::invalid, "give either --job FILE or --job-deleted (with --memory)");
+    }
+    if (!o.job_deleted) {
+        TRY_ASSIGN(std::string job_text, read_text_file(o.job_path));
+        TRY_ASSIGN(in.job, gates::decode_job(job_text, o.job_path));
+    }
     if (o.pods_path) {
         TRY_ASSIGN(std::string pods_text, read_text_file(*o.pods_path));
         TRY_ASSIGN(in.pods, gates::decode_pods(pods_text, *o.pods_path));

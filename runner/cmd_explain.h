@@ -11,6 +11,7 @@ namespace envgate {
 struct ExplainOptions {
     std::string gate;
     std::string job_path;
+    bool job_deleted = false;  // evaluate as if the Job was deleted (needs --memory)
     std::optional<std::string> pods_path;
     std::optional<std::string> memory_path;
     std::optional<std::string> now;  // RFC 3339; defaults to the clock

@@ -9,6 +9,7 @@
 #include "gates/evaluate.h"
 #include "gates/memory_json.h"
 #include "runner/exit_status.h"
+#include "runner/gate/job_snapshot.h"
 
 namespace envgate {
 namespace {
@@ -41,6 +42,7 @@ struct GateRunner::Pass {
     std::optional<json> job;  // nullopt: the Job is gone
     gates::Verdict verdict;
     std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
+    bool consistent = true;          // false: no snapshot settled, nothing was evaluated
 };
 
 namespace {
@@ -99,19 +101,15 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                                              const json& selector, const gates::GateMemory& memory,
                                              const std::vector<json>& departed) {
     Pass pass;
-    auto job = m_api.get(kube::jobs(id.namespace_, id.name));
-    if (job.is_ok() && job->at("metadata").value("uid", "") == id.uid) {
-        pass.job = std::move(job).value();
-    } else if (job.is_ok() || job.status().code() == Code::not_found) {
-        pass.job = std::nullopt;  // deleted (or replaced by another Job of the same name)
-    } else {
-        return job.status();
+    TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, label_selector(selector)));
+    pass.job = std::move(snap.job);
+    pass.consistent = snap.consistent;
+    if (!pass.consistent) {
+        return pass;  // not evaluated: the Job changed during every pod list
     }
     std::vector<gates::Pod> pods;
     if (pass.job) {
-        TRY_ASSIGN(auto list,
-                   m_api.list(kube::pods(id.namespace_), {label_selector(selector), ""}));
-        for (const auto& item : list.items) {
+        for (const auto& item : snap.pods) {
             TRY_ASSIGN(gates::Pod pod, gates::decode_pod_json(item, "pod"));
             pods.push_back(std::move(pod));
         }
@@ -267,6 +265,24 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
+    // Ends the gate when a signal is pending or its timeout passed: the exit code.
+    auto interrupted = [&]() -> std::optional<int> {
+        if (int sig = settings.pending_signal(); sig != 0) {
+            return fail(StepState::cancelled, "Cancelled",
+                        fmt::format("cancelled by signal {} while the gate waited on Job {}/{}.",
+                                    sig, id.namespace_, id.name),
+                        exit_for_signal(sig));
+        }
+        if (m_clock.now() >= deadline) {
+            return fail(StepState::failed, "GateTimeout",
+                        fmt::format("the gate's timeout of {} passed; last verdict: {}",
+                                    format_duration(settings.timeout),
+                                    step.history.empty() ? std::string("none yet")
+                                                         : step.history.back().message),
+                        k_exit_failed);
+        }
+        return std::nullopt;
+    };
     while (true) {
         for (auto& gone : watch.take_deleted()) {
             if (const auto* meta = gone.contains("metadata") ? &gone["metadata"] : nullptr;
@@ -276,6 +292,15 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
             departed.push_back(std::move(gone));
         }
         auto pass = observe(settings, id, selector, memory, departed);
+        if (pass && !pass->consistent) {
+            // The Job kept changing during every pod list: nothing is evaluated; the next
+            // change (or resync) tries again, signals and the timeout still apply.
+            if (auto code = interrupted()) {
+                return finish(settings, id, step, *code);
+            }
+            watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
+            continue;
+        }
         if (pass && pass->verdict.state == gates::State::failed && !settled &&
             deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty())) {
             // Let the pod watch catch up once (it ends the wait when it delivers), so
@@ -311,21 +336,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                           fail(StepState::failed, v.progressing.reason, v.progressing.message,
                                k_exit_failed, true));
         }
-        if (int sig = settings.pending_signal(); sig != 0) {
-            return finish(settings, id, step,
-                          fail(StepState::cancelled, "Cancelled",
-                               fmt::format("cancelled by signal {} while the gate waited on Job "
-                                           "{}/{}.",
-                                           sig, id.namespace_, id.name),
-                               exit_for_signal(sig)));
-        }
-        if (m_clock.now() >= deadline) {
-            return finish(
-                settings, id, step,
-                fail(StepState::failed, "GateTimeout",
-                     fmt::format("the gate's timeout of {} passed; last verdict: {}",
-                                 format_duration(settings.timeout), v.progressing.message),
-                     k_exit_failed));
+        if (auto code = interrupted()) {
+            return finish(settings, id, step, *code);
         }
         watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
     }

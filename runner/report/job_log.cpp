@@ -30,7 +30,7 @@ long unix_seconds(TimePoint t) {
 }  // namespace
 
 Tone tone_for_state(const std::string& state) {
-    if (state == "running") {
+    if (state == "running" || state == "suspended") {
         return Tone::running;
     }
     if (state == "retrying") {

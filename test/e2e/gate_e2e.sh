@@ -67,21 +67,29 @@ scenario_crashloop() {
 # the pod in termination, so the Job stays at FailureTarget (not yet Failed) until the
 # test has seen the gate report it; then the proxy ends and the controller writes Failed.
 # The failing state lasts as long as the check needs, not a lucky few milliseconds (its
-# grace period, 6000 s = 60 s at time scale 0.01, is only a backstop).
-scenario_restart_limit() {
-    local script release=$T/release-proxy
-    script=$(job_script limit "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
-    job_manifest "$T/limit.yaml" limit OnFailure 2 "$script" "" "      terminationGracePeriodSeconds: 6000"
-    cat >>"$T/limit.yaml" <<EOF
+# grace period, 60 s of the cluster's clock, is only a backstop).
+# held_failing_gate NAME LIMIT UNTIL: a background gate on an OnFailure Job whose
+# migrations container exits 7 ("relation users missing") and whose proxy ignores
+# SIGTERM until the shell test UNTIL holds; sets JOB.
+held_failing_gate() {
+    local name=$1 limit=$2 until=$3 script
+    script=$(job_script "$name" "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    job_manifest "$T/$name.yaml" "$name" OnFailure "$limit" "$script" "" "      terminationGracePeriodSeconds: $(cluster_secs 60)"
+    cat >>"$T/$name.yaml" <<EOF
         - name: proxy
           image: registry.example.com/proxy:1.0
-          command: ["sh", "-c", "trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done"]
+          command: ["sh", "-c", "trap '' TERM; until $until; do sleep 0.05; done"]
 EOF
     # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/limit.yaml" "$NS" "$T/rep")
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/$name.yaml" "$NS" "$T/rep")
     wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job
-    job=$(job_of "$T/gate.log")
+    JOB=$(job_of "$T/gate.log")
+}
+
+scenario_restart_limit() {
+    local release=$T/release-proxy
+    held_failing_gate limit 2 "[ -f '$release' ]"
+    local job=$JOB
     wait_for 30 "the failing line on FailureTarget" grep -qE \
         "^pre-migrations: failing \(RunningPreMigrations\): Job $NS/$job is failing: BackoffLimitExceeded" "$T/gate.log"
     "${K[@]}" get job -n "$NS" "$job" -o json | jq -e '[.status.conditions[]
@@ -126,15 +134,21 @@ replacement_pod() {
         and .metadata.deletionTimestamp == null and .metadata.name != $old)][0].metadata.name'
 }
 
+# gate_on_running_pod MANIFEST: a background gate on MANIFEST's Job; returns once the
+# Job has a running pod. Sets JOB and POD.
+gate_on_running_pod() {
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$1" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    JOB=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$JOB"
+    POD=$(live_pod "$NS" "$JOB")
+}
+
 scenario_evict_preempt() {
     job_manifest "$T/never.yaml" never Never 1 "$(job_script never 'sleep 60')"
-    # shellcheck disable=SC2046
-    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
-    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
-    local job pod
-    job=$(job_of "$T/gate.log")
-    wait_for 30 "a running pod" live_pod "$NS" "$job"
-    pod=$(live_pod "$NS" "$job")
+    gate_on_running_pod "$T/never.yaml"
+    local job=$JOB pod=$POD
     ctl evict "$NS/$pod" --message "node low on memory"
     wait_for 30 "the eviction retry" grep -q "retrying (RetryingPreMigrations)" "$T/gate.log"
     wait_for 30 "a replacement pod" replacement_pod "$NS" "$job" "$pod"
@@ -420,6 +434,203 @@ scenario_job_deleted() {
         fail "no JobDeleted verdict: $(grep '^pre-migrations:' "$T/gate.log" | tail -2)"
     check_reports "$T/rep" e1 failed JobDeleted
     ok "Job deleted mid-run: JobDeleted, exit 1"
+}
+
+# Issue 11, defect 1 (kubesim-only: ctl delay). Every pod list answers 300 ms late, so
+# the Job controller counts a failed pod (uncountedTerminatedPods, finalizer removal,
+# status.failed) while the gate lists: each retry line must still name the run it
+# counts (pod N of 5 names a run up to N, each run at most once), counts rise strictly,
+# no line with attempts left names the run that exhausted the budget, and the events
+# equal the failed runs.
+scenario_snapshot_delay() {
+    local counter=$T/snap.count script
+    script=$(job_script snap "$(count_runs "$counter")
+sleep 0.3; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/snap.yaml" snap Never 4 "$script"
+    ctl delay --ms 300 --verb list --resource pods --count -1
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/snap.yaml" "$NS" "$T/rep")
+    expect_rc 1 "five failed pods past backoffLimit 4"
+    sed -nE 's/^pre-migrations: retrying .*pod ([0-9]+) of 5 failed, ([0-9]+) left: pod [^ ]+ failed \(Error\): run ([0-9]+) failed.*/\1 \2 \3/p' \
+        "$T/gate.log" >"$T/retries.txt"
+    [[ -s $T/retries.txt ]] || fail "no retry line names its run"
+    [[ $(grep -c '^pre-migrations: retrying' "$T/gate.log") == $(wc -l <"$T/retries.txt") ]] ||
+        fail "a retry line does not name a run: $(grep '^pre-migrations: retrying' "$T/gate.log")"
+    # A pass may see two runs fail in the same second (API timestamps have whole
+    # seconds): it names one of them. It can never name a run beyond its count.
+    local prev=0 count left run named=" "
+    while read -r count left run; do
+        ((run <= count)) || fail "retry line 'pod $count of 5' names run $run"
+        [[ $named != *" $run "* ]] || fail "run $run named by two retry lines"
+        named+="$run "
+        ((count > prev)) || fail "retry count $count after $prev does not rise"
+        [[ $left == $((5 - count)) ]] || fail "pod $count of 5 says $left left"
+        ((run < 5 || left == 0)) || fail "the run that exhausted the budget is reported with $left left"
+        prev=$count
+    done <"$T/retries.txt"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: pod [^ ]+ failed \(Error\): run 5 failed.*\(pod 5 of 5 failed, 0 left\)" \
+        "$T/gate.log" >/dev/null || fail "the failed line does not name run 5: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    local job
+    job=$(job_of "$T/gate.log")
+    gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying$') == "$prev" ]] ||
+        fail "$(log_count "$T/events.log" '^MigrationsRetrying$') retry events for $prev counted runs"
+    [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
+    ok "delayed pod lists: $(wc -l <"$T/retries.txt") retry lines, each naming a distinct run within its count, counts rising"
+}
+
+# Issue 11, defect 2 (kubesim-only: ctl evict). An OnFailure pod the kubelet evicts as a
+# whole (phase Failed, container 137 ContainerStatusUnknown): one failure, one retry
+# line "pod 1 of 7", one event; the replacement passes.
+scenario_onfailure_evict() {
+    local script
+    script=$(job_script oe "$(count_runs "$T/oe.count")
+if [ \$n -le 1 ]; then sleep 60; fi; echo migrated")
+    job_manifest "$T/oe.yaml" oe OnFailure 6 "$script"
+    gate_on_running_pod "$T/oe.yaml"
+    local job=$JOB pod=$POD
+    ctl evict "$NS/$pod" --message "node low on memory"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the replacement passes"
+    log_has "$T/gate.log" "pod 1 of 7 failed, 6 left: pod $pod was evicted"
+    log_lacks "$T/gate.log" "attempt 1 of 6"
+    log_lacks "$T/gate.log" "2 of 7 failed"
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsRetrying" ]] ||
+        fail "events: $(event_summary "$NS" "$job"), want one MigrationsRetrying"
+    ok "OnFailure eviction: one failure, one retry line, one event, exit 0"
+}
+
+# Issue 11, defect 3. A Job seen failing (FailureTarget held by a proxy that ignores
+# SIGTERM), then deleted by a person before Failed: still MigrationsJobFailed with the
+# condition's reason and the last failure, and no "creates the Job again".
+scenario_failed_then_deleted() {
+    held_failing_gate ftd 1 false
+    local job=$JOB
+    wait_for 30 "the failing line" grep -q "^pre-migrations: failing" "$T/gate.log"
+    "${K[@]}" delete job -n "$NS" "$job" --wait=false >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 1 "a failing Job deleted"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\): Job $NS/$job failed: BackoffLimitExceeded: .*deleted since.*exited 7 \(Error\): relation users missing" \
+        "$T/gate.log" >/dev/null || fail "the verdict lost the failure: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    log_lacks "$T/gate.log" "JobDeleted"
+    log_lacks "$T/gate.log" "creates the Job again"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    ok "failing Job deleted: MigrationsJobFailed with BackoffLimitExceeded and exit 7"
+}
+
+# Issue 11, defect 4. A pod deleted by hand (it ignores SIGTERM, so it stays terminating
+# with a deletionTimestamp far ahead), then its replacement fails: the retry names the
+# replacement's error, not "was deleted".
+scenario_deleted_by_hand() {
+    local script release=$T/release-first
+    script=$(job_script dbh "$(count_runs "$T/dbh.count")
+if [ \$n -le 1 ]; then trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done; exit 0; fi
+sleep 0.3; echo 'PG::DuplicateTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/dbh.yaml" dbh Never 6 "$script" "" "      terminationGracePeriodSeconds: $(cluster_secs 60)"
+    gate_on_running_pod "$T/dbh.yaml"
+    local job=$JOB pod=$POD
+    "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
+    wait_for 60 "the replacement's failure" grep -qE "^pre-migrations: retrying .*pod 2 of 7 failed.*PG::DuplicateTable" "$T/gate.log"
+    touch "$release"
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    log_has "$T/gate.log" "pod $pod was deleted"
+    ok "deleted by hand: the replacement's PG::DuplicateTable is the last failure"
+}
+
+# Issue 11, defect 5. A pod matching a FailJob rule: failing at once, no retry line or
+# event, the failure names the rule; then failed.
+scenario_fail_job_rule() {
+    job_manifest "$T/fj.yaml" fj Never 6 "$(job_script fj 'sleep 0.3; exit 42')" \
+        "  podFailurePolicy:
+    rules:
+      - action: FailJob
+        onExitCodes: {containerName: migrations, operator: In, values: [42]}"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/gate.log" gate $(gate_args pre-migrations "$T/fj.yaml" "$NS" "$T/rep")
+    expect_rc 1 "a FailJob rule"
+    log_lacks "$T/gate.log" "retrying"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*PodFailurePolicy: Container migrations for pod $NS/[^ ]+ failed with exit code 42 matching FailJob rule at index 0" \
+        "$T/gate.log" >/dev/null || fail "the failure does not name the rule: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsFailed" ]] ||
+        fail "events: $(event_summary "$NS" "$job"), want only one MigrationsFailed"
+    ok "FailJob rule: no retry, failed naming rule 0"
+}
+
+# Issue 11, defect 6. Suspend a running Job, then resume it: the gate says suspended
+# (JobSuspended), counts nothing for the pod the suspension deleted, and goes on.
+scenario_suspend_resume() {
+    local script
+    script=$(job_script sr "$(count_runs "$T/sr.count")
+if [ \$n -le 1 ]; then sleep 60; fi; until [ -f '$T/go' ]; do sleep 0.05; done; echo migrated")
+    job_manifest "$T/sr.yaml" sr OnFailure 0 "$script"
+    gate_on_running_pod "$T/sr.yaml"
+    local job=$JOB
+    "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
+    wait_for 30 "the suspended line" grep -qE "^pre-migrations: suspended \(JobSuspended\): Job $NS/$job is suspended" "$T/gate.log"
+    wait_for 30 "the pods to go" bash -c "[[ \$(kubectl get pods -n $NS -l job-name=$job -o json | jq '.items | length') == 0 ]]"
+    "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":false}}' >/dev/null
+    wait_for 30 "a new pod" live_pod "$NS" "$job"
+    touch "$T/go"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "resumed and passed"
+    log_lacks "$T/gate.log" "retrying"
+    log_lacks "$T/gate.log" "was deleted"
+    [[ -z $(event_summary "$NS" "$job") ]] || fail "events: $(event_summary "$NS" "$job")"
+    ok "suspend/resume: suspended line, nothing counted, exit 0"
+}
+
+# Issue 11, defect 9 (the status is written by the test, as MultiKueue would). A Job
+# managed by another controller: no local pods; the gate counts from the status and says
+# who manages it.
+scenario_managed_by() {
+    job_manifest "$T/mb.yaml" mb Never 1 "$(job_script mb 'sleep 60')" \
+        "  managedBy: kueue.x-k8s.io/multikueue"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/mb.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "the running line" grep -q "managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
+    local now
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    # The API server wants a startTime on any Job status that counts pods.
+    "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge \
+        -p "{\"status\":{\"startTime\":\"$now\",\"failed\":1,\"active\":1}}" >/dev/null
+    wait_for 30 "the retry" grep -qE "^pre-migrations: retrying .*pod 1 of 2 failed, 1 left.*managed by kueue.x-k8s.io/multikueue" "$T/gate.log"
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    "${K[@]}" patch job -n "$NS" "$job" --subresource=status --type merge -p "{\"status\":{\"failed\":2,\"active\":0,
+        \"conditions\":[{\"type\":\"FailureTarget\",\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\",\"message\":\"Job has reached the specified backoff limit\",\"lastTransitionTime\":\"$now\",\"lastProbeTime\":\"$now\"},
+        {\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\",\"message\":\"Job has reached the specified backoff limit\",\"lastTransitionTime\":\"$now\",\"lastProbeTime\":\"$now\"}]}}" >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 1 "the managing controller failed it"
+    log_has "$T/gate.log" "failed (MigrationsJobFailed)"
+    [[ $(pods_of "$NS" "$job" | jq '.items | length') == 0 ]] || fail "the built-in controller made pods"
+    ok "managedBy: counted from the status, failed when its status said so"
+}
+
+# Issue 11, defect 7. An Indexed Job with backoffLimitPerIndex 1 and maxFailedIndexes 0
+# whose index 1 always fails: the retry counts per index, the failure names the failed
+# indexes, and no message prints the MaxInt32 overall limit.
+scenario_indexed_per_index() {
+    local script
+    script=$(job_script idx "if [ \"\$JOB_COMPLETION_INDEX\" = 1 ]; then sleep 0.3
+echo 'shard 1 locked' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; sleep 60")
+    job_manifest "$T/idx.yaml" idx Never 2147483647 "$script" "  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  backoffLimitPerIndex: 1
+  maxFailedIndexes: 0"
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/idx.yaml" "$NS" "$T/rep")
+    expect_rc 1 "index 1 failed twice"
+    log_has "$T/gate.log" "index 1: attempt 1 of 2 failed, 1 left"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*MaxFailedIndexesExceeded.*failed indexes: 1 \(maxFailedIndexes 0\)" \
+        "$T/gate.log" >/dev/null || fail "the failure lacks the failed indexes: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    log_lacks "$T/gate.log" "2147483647"
+    ok "Indexed, backoffLimitPerIndex: counted per index, failed indexes named"
 }
 
 "scenario_$SCENARIO"

@@ -166,6 +166,7 @@ std::vector<Case> cases() {
           .restarts = 2,
           .event = "MigrationsRetrying",
           .command = k_logs}},
+        // Not restarted yet: its logs are the current container's (no --previous).
         {"counts_terminated_nonzero_run_before_its_restart",
          {.job = on_failure,
           .pods = {with_containers(pod("p"), {terminated("migrations", term(2))})}},
@@ -173,7 +174,7 @@ std::vector<Case> cases() {
           .reason = "RetryingPreMigrations",
           .restarts = 1,
           .event = "MigrationsRetrying",
-          .command = k_logs}},
+          .command = "kubectl -n gitlab logs job/mig -c migrations"}},
         {"counts_init_container_crash_loop",
          {.job = on_failure,
           .pods = {with_containers(pod("p", "Pending"),

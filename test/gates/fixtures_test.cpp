@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(f1_crash_loop_is_attempt_2_of_6_with_logs_previous) {
     BOOST_TEST(state_name(v.state) == "retrying");
     BOOST_TEST(phase_name(v.phase) == "Upgrading");
     BOOST_TEST(v.progressing.reason == "RetryingPreMigrations");
-    BOOST_TEST((v.counts == Counts{2, 6, 0, 7, 2, 6, 4, FailureKind::restart}));
+    BOOST_TEST((v.counts == Counts{2, 6, 0, 7, 2, 6, 4, FailureKind::restart, std::nullopt}));
     BOOST_TEST(v.progressing.message.starts_with(
         "attempt 2 of 6 failed, 4 left: container migrations exited 1 (Error): "
         "PG::ConnectionBad: could not connect to server"));
@@ -147,7 +147,7 @@ BOOST_AUTO_TEST_CASE(f3_evicted_pod_is_pod_retry_1_of_7) {
         BOOST_TEST_CONTEXT(pods) {
             Verdict v = eval("f3-evicted-job.json", pods);
             BOOST_TEST(state_name(v.state) == "retrying");
-            BOOST_TEST((v.counts == Counts{0, 6, 1, 7, 1, 7, 6, FailureKind::pod}));
+            BOOST_TEST((v.counts == Counts{0, 6, 1, 7, 1, 7, 6, FailureKind::pod, std::nullopt}));
             BOOST_REQUIRE(v.last_failure);
             BOOST_TEST((v.last_failure->kind == FailureKind::pod));
             BOOST_TEST(v.last_failure->reason == "TerminationByKubelet");
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(f4_preempted_pod_makes_the_job_failing) {
     Verdict v = eval("f4-preempted-job.json", "f4-preempted-pods.json");
     BOOST_TEST(state_name(v.state) == "failing");
     BOOST_TEST(v.progressing.reason == "RunningPreMigrations");
-    BOOST_TEST((v.counts == Counts{0, 1, 1, 1, 1, 1, 0, FailureKind::pod}));
+    BOOST_TEST((v.counts == Counts{0, 1, 1, 1, 1, 1, 0, FailureKind::pod, std::nullopt}));
     BOOST_REQUIRE(v.last_failure);
     BOOST_TEST(v.last_failure->reason == "PreemptionByScheduler");
     BOOST_TEST(v.last_failure->message ==

@@ -3,7 +3,9 @@
 // order-preserving samples with repeats and skips and with envgate restarting (memory
 // reloaded from the Job annotations), then no count goes down, each rise of the failed
 // count records exactly one Retrying event, a failure exactly one Failed event, and
-// evaluating any snapshot twice changes nothing.
+// evaluating any snapshot twice changes nothing. Two more generators: the controller's
+// failed-pod writes read as consistent snapshots (each failed pod counts exactly once),
+// and OnFailure pods evicted as a whole (each eviction counts once).
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <random>
@@ -215,9 +217,144 @@ void check_sequence(const std::vector<Snapshot>& h, const std::vector<std::size_
     BOOST_TEST(failed_events == (ends_failed ? 1 : 0));
 }
 
+// The controller's bookkeeping of failed pods of a Never Job, one write per step: the pod
+// fails (finalizer on), its UID goes into uncountedTerminatedPods, its finalizer goes,
+// then status.failed takes the UID over. `truth[i]` is how many pods had failed by step i.
+struct Writes {
+    std::vector<Job> jobs;
+    std::vector<std::vector<Pod>> pods;
+    std::vector<int> truth;
+};
+
+Writes controller_writes(std::mt19937& rng, int failures) {
+    Writes w;
+    Job j = job("Never", 100);
+    std::vector<Pod> pods;
+    int failed = 0;
+    auto keep = [&] {
+        w.jobs.push_back(j);
+        w.pods.push_back(pods);
+        w.truth.push_back(failed);
+    };
+    for (int i = 0; i < failures; ++i) {
+        pods.push_back(with_containers(pod("p" + std::to_string(i)), {running("migrations")}));
+        keep();
+        Pod& p = pods.back();
+        if (rng() % 2 == 0) {
+            p = with_containers(p, {terminated("migrations", term(1))});
+            p.phase = "Failed";
+        } else {
+            p = disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
+            p.phase = "Failed";
+        }
+        ++failed;
+        keep();
+        j.uncounted_failed.push_back(p.uid);
+        keep();
+        p.finalizers.clear();
+        keep();
+        j.uncounted_failed.clear();
+        ++j.failed;
+        keep();
+    }
+    return w;
+}
+
+// An OnFailure Job whose pods crash and restart in place and are sometimes evicted
+// while running (phase Failed, 137 ContainerStatusUnknown, not deleted); every pod stays
+// listed. `failures` counts crashes plus evictions, as they happen.
+struct EvictionHistory {
+    std::vector<std::vector<Pod>> pods;
+    std::vector<int> failures;
+};
+
+EvictionHistory eviction_history(std::mt19937& rng, int steps) {
+    EvictionHistory h;
+    std::vector<Pod> pods{with_containers(pod("p0"), {running("migrations")})};
+    int failures = 0;
+    for (int i = 0; i < steps; ++i) {
+        Pod& p = pods.back();
+        ContainerStatus& c = p.containers[0];
+        unsigned r = rng() % 6;
+        if (c.state.running && r < 3) {
+            c = crashloop("migrations", c.restart_count);
+            ++failures;
+        } else if (!c.state.running) {
+            c = running("migrations", c.restart_count + 1);
+        } else if (r == 3) {
+            c = terminated("migrations", term(137, "ContainerStatusUnknown", ""), c.restart_count);
+            p = disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
+            p.phase = "Failed";
+            p.reason = "Evicted";
+            ++failures;
+            pods.push_back(
+                with_containers(pod("p" + std::to_string(pods.size())), {running("migrations")}));
+        }
+        h.pods.push_back(pods);
+        h.failures.push_back(failures);
+    }
+    return h;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(gate_property_suite)
+
+// Given the controller's writes for random failures, then a Job and the pods of the same
+// moment (what the runner's consistent snapshot yields) count exactly the pods failed so
+// far, also along random samples with memory; and a Job read one write before its pods
+// (what the runner no longer evaluates) miscounts in some history, so the property has
+// teeth.
+BOOST_AUTO_TEST_CASE(consistent_snapshots_count_every_failed_pod_exactly_once) {
+    std::mt19937 rng(1100);
+    int miscounted_when_mixed = 0;
+    for (int history = 0; history < 200; ++history) {
+        Writes w = controller_writes(rng, 1 + static_cast<int>(rng() % 6));
+        GateMemory memory;
+        for (std::size_t i : sample(rng, w.jobs.size(), 1 + rng() % 20)) {
+            BOOST_TEST_CONTEXT("history " << history << " step " << i) {
+                Verdict v = evaluate(Gate::pre_migrations, w.jobs[i], w.pods[i], memory, k_now);
+                BOOST_TEST(v.counts.failed_pods == w.truth[i]);
+                BOOST_TEST(v.memory.observed_failures == w.truth[i]);
+                memory = v.memory;
+            }
+        }
+        // The Job read before the uncounted write, the pods listed after the finalizer
+        // went: the defect the consistent snapshot prevents.
+        for (std::size_t i = 0; i + 2 < w.jobs.size(); ++i) {
+            Verdict mixed = evaluate(Gate::pre_migrations, w.jobs[i], w.pods[i + 2], {}, k_now);
+            miscounted_when_mixed += mixed.counts.failed_pods != w.truth[i + 2];
+        }
+    }
+    BOOST_TEST(miscounted_when_mixed > 0);
+}
+
+// Given OnFailure pods that crash in place and get evicted as a whole, observed in random
+// samples with memory (and envgate restarts), then the failed count is exactly the
+// crashes plus the evictions at the last pass, never more at any pass, and each rise
+// records one event.
+BOOST_AUTO_TEST_CASE(on_failure_evictions_count_once) {
+    std::mt19937 rng(1102);
+    for (int history = 0; history < 200; ++history) {
+        EvictionHistory h = eviction_history(rng, 10 + static_cast<int>(rng() % 30));
+        GateMemory memory;
+        int events = 0;
+        for (std::size_t i : sample(rng, h.pods.size(), 1 + rng() % 15)) {
+            BOOST_TEST_CONTEXT("history " << history << " step " << i) {
+                Verdict v =
+                    evaluate(Gate::pre_migrations, job("OnFailure", 100), h.pods[i], memory, k_now);
+                BOOST_TEST(v.memory.observed_failures <= h.failures[i]);
+                bool rose = v.memory.observed_failures > memory.observed_failures;
+                BOOST_TEST(v.event.has_value() == rose);
+                events += v.event.has_value();
+                memory = rng() % 4 == 0 ? *memory_from_annotations(memory_annotations(v.memory))
+                                        : v.memory;
+            }
+        }
+        BOOST_TEST(memory.observed_failures == h.failures.back(), "history " << history);
+        BOOST_TEST(events <= memory.observed_failures);
+    }
+}
 
 BOOST_AUTO_TEST_CASE(random_histories_never_lower_counts_and_record_each_rise_once) {
     std::mt19937 rng(20250529);

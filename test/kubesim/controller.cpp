@@ -170,8 +170,23 @@ void JobController::finished_job(const json& job, const std::vector<json>& pods)
     }
 }
 
+bool JobController::reread(json& job, std::vector<json>& pods) {
+    auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
+    if (!fresh || uid_of(*fresh) != uid_of(job)) {
+        return false;
+    }
+    job = *fresh;
+    pods = pods_of(job);
+    return true;
+}
+
 void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     if (job_in["metadata"].contains("deletionTimestamp")) {
+        return;
+    }
+    // spec.managedBy naming another controller (MultiKueue): the built-in one leaves it alone.
+    if (std::string by = job_in["spec"].value("managedBy", "kubernetes.io/job-controller");
+        by != "kubernetes.io/job-controller") {
         return;
     }
     if (find_true_condition(job_in, "Complete") != nullptr ||
@@ -208,14 +223,13 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
         delete_active(job, pods);
         pods = pods_of(job);
     }
-    // 3. Terminated pods are counted through the finalizer.
-    if (track_terminated(job, pods)) {
-        auto fresh = m_store.get("jobs", job["metadata"].value("namespace", ""), name_of(job));
-        if (!fresh || uid_of(*fresh) != uid_of(job)) {
-            return;
-        }
-        job = *fresh;
-        pods = pods_of(job);
+    // 3. Terminated pods are counted through the finalizer; a suspension deletes the
+    // active ones uncounted. Each step that wrote re-reads the Job and its pods.
+    if (track_terminated(job, pods) && !reread(job, pods)) {
+        return;
+    }
+    if (sync_suspension(job, pods) && !reread(job, pods)) {
+        return;
     }
     int active = 0;
     int ready = 0;
@@ -233,7 +247,7 @@ void JobController::sync_job(const json& job_in, std::vector<json> pods) {
     const json* success = find_true_condition(job, "SuccessCriteriaMet");
     // 4. Pods are (re)created while the Job is neither failing nor succeeding.
     if (target == nullptr && success == nullptr) {
-        active += create_pods(job, active, job["status"].value("succeeded", 0), terminating);
+        active += create_pods(job, pods, active, job["status"].value("succeeded", 0), terminating);
     }
     bool uncounted_empty =
         job["status"].value("uncountedTerminatedPods", json::object()).empty() ||

@@ -42,12 +42,24 @@ class JobController {
     void finished_job(const json& job, const std::vector<json>& pods);
     std::optional<json> decide_finish(const json& job, const std::vector<json>& pods);
     void delete_active(const json& job, const std::vector<json>& pods);
+    // spec.suspend: deletes the active pods (their tracking finalizer removed first, so
+    // they count as neither failed nor succeeded) and keeps the Suspended condition in
+    // step with the spec. True when it wrote anything.
+    bool sync_suspension(const json& job, const std::vector<json>& pods);
     // Counts terminated pods; true when it wrote anything.
     bool track_terminated(const json& job, const std::vector<json>& pods);
     // Creates the missing pods; returns how many. Pods still terminating take a slot
     // when only failed pods are replaced (podFailurePolicy or podReplacementPolicy Failed).
-    int create_pods(const json& job, int active, int succeeded, int terminating);
+    // Indexed Jobs: one pod per index that is neither completed, failed nor running,
+    // with the controller's index annotations.
+    int create_pods(const json& job, const std::vector<json>& pods, int active, int succeeded,
+                    int terminating);
+    // backoffLimitPerIndex: FailureTarget once failed indexes pass maxFailedIndexes, or
+    // once every index completed or failed with at least one failed.
+    std::optional<json> decide_per_index(const json& job);
     std::vector<json> pods_of(const json& job);
+    // The Job as stored now and its pods; false when it is gone or was replaced.
+    bool reread(json& job, std::vector<json>& pods);
     Result<json> write_status(const json& job, const std::function<void(json&)>& fn);
     void remove_finalizer(const json& pod);
     void wake_at(SteadyTime t);

@@ -190,6 +190,9 @@ Status prepare_job(const ResourceInfo& info, json& obj) {
         meta["labels"] = tl;
     }
     spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}};
+    if (!spec.contains("backoffLimit") && spec.contains("backoffLimitPerIndex")) {
+        spec["backoffLimit"] = 2147483647;  // SetDefaults_Job: the per-index limit rules
+    }
     const json defaults = {{"backoffLimit", 6}, {"completions", 1},
                            {"parallelism", 1},  {"completionMode", "NonIndexed"},
                            {"suspend", false},  {"manualSelector", false}};

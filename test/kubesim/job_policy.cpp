@@ -107,6 +107,69 @@ std::optional<std::pair<std::string, int>> matching_container(const json& rule, 
 
 }  // namespace
 
+namespace {
+
+int annotation_number(const json& pod, const char* key, int absent) {
+    const json& a = sub(sub(pod, "metadata"), "annotations");
+    if (!a.contains(key) || !a[key].is_string()) {
+        return absent;
+    }
+    const std::string& text = a[key].get_ref<const std::string&>();
+    if (text.empty() || text.size() > 9 ||
+        !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return absent;
+    }
+    return std::stoi(text);
+}
+
+}  // namespace
+
+int completion_index(const json& pod) {
+    return annotation_number(pod, "batch.kubernetes.io/job-completion-index", -1);
+}
+
+int index_failure_count(const json& pod) {
+    return annotation_number(pod, "batch.kubernetes.io/job-index-failure-count", 0);
+}
+
+std::set<int> parse_indexes(const std::string& text) {
+    std::set<int> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find(',', pos);
+        std::string part =
+            text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        std::size_t dash = part.find('-');
+        try {
+            int first = std::stoi(part.substr(0, dash));
+            int last = dash == std::string::npos ? first : std::stoi(part.substr(dash + 1));
+            for (int i = first; i <= last && i - first < 100000; ++i) {
+                out.insert(i);
+            }
+        } catch (const std::exception&) {
+            // a malformed interval is skipped, as the controller does
+        }
+        pos = end == std::string::npos ? text.size() : end + 1;
+    }
+    return out;
+}
+
+std::string format_indexes(const std::set<int>& indexes) {
+    std::string out;
+    for (auto it = indexes.begin(); it != indexes.end();) {
+        int first = *it;
+        int last = first;
+        while (++it != indexes.end() && *it == last + 1) {
+            ++last;
+        }
+        out += (out.empty() ? "" : ",") + std::to_string(first);
+        if (last != first) {
+            out += "-" + std::to_string(last);
+        }
+    }
+    return out;
+}
+
 PolicyMatch match_pod_failure_policy(const json& job, const json& pod) {
     if (!sub(job, "spec").contains("podFailurePolicy")) {
         return {};

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,15 @@ struct PolicyMatch {
 PolicyMatch match_pod_failure_policy(const json& job, const json& pod);
 // The condition of `type` in the Job status with status True, or nullptr.
 const json* find_true_condition(const json& job, const std::string& type);
+// Indexed Jobs (indexed_job_utils.go): the completion index of a pod (annotation
+// batch.kubernetes.io/job-completion-index; -1 when absent or bad), the failures of its
+// index before it (batch.kubernetes.io/job-index-failure-count; 0 when absent or bad),
+// and index sets as the API writes them ("1,3-5").
+int completion_index(const json& pod);
+int index_failure_count(const json& pod);
+std::set<int> parse_indexes(const std::string& text);
+std::string format_indexes(const std::set<int>& indexes);
+
 // Pod-failure back-off for the `failures`-th failure since the last success (unscaled):
 // 10 s doubling, capped at 10 minutes.
 std::chrono::seconds pod_failure_backoff(int failures);

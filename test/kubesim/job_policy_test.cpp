@@ -127,6 +127,22 @@ BOOST_AUTO_TEST_CASE(selectors_parse_and_match) {
         obj["metadata"]["labels"]));
 }
 
+// Given index sets as the API writes them (completedIndexes, failedIndexes), then they
+// parse and format back in the compressed interval form; bad parts are skipped.
+BOOST_AUTO_TEST_CASE(index_sets_round_trip_in_interval_form) {
+    BOOST_TEST((parse_indexes("1,3-5,7") == std::set<int>{1, 3, 4, 5, 7}));
+    BOOST_TEST(format_indexes({1, 3, 4, 5, 7}) == "1,3-5,7");
+    BOOST_TEST(format_indexes({}) == "");
+    BOOST_TEST((parse_indexes("2,x,4") == std::set<int>{2, 4}));
+    json p = {{"metadata",
+               {{"annotations",
+                 {{"batch.kubernetes.io/job-completion-index", "3"},
+                  {"batch.kubernetes.io/job-index-failure-count", "bad"}}}}}};
+    BOOST_TEST(completion_index(p) == 3);
+    BOOST_TEST(index_failure_count(p) == 0);
+    BOOST_TEST(completion_index(json::object()) == -1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace kubesim

@@ -1,0 +1,197 @@
+#include "gates/messages.h"
+
+#include <algorithm>
+
+#include "gates/counting.h"
+#include "gates/failures.h"
+
+namespace envgate::gates {
+namespace {
+
+using namespace std::string_view_literals;
+
+std::string attempt_text(const Counts& c) {
+    if (c.index) {
+        return "index " + std::to_string(*c.index) + ": attempt " + std::to_string(c.attempt) +
+               " of " + std::to_string(c.limit) + " failed, " + std::to_string(c.left) + " left";
+    }
+    if (c.limit == 2147483647) {  // backoffLimitPerIndex: no overall limit
+        return std::to_string(c.attempt) + " failed pod(s) in all";
+    }
+    return std::string(c.nearer == FailureKind::pod ? "pod " : "attempt ") +
+           std::to_string(c.attempt) + " of " + std::to_string(c.limit) + " failed, " +
+           std::to_string(c.left) + " left";
+}
+
+std::optional<std::string> failure_command(const GateMemory& mem,
+                                           const std::vector<const Pod*>& pods) {
+    if (!mem.last_failure) {
+        return std::nullopt;
+    }
+    const Failure& f = *mem.last_failure;
+    if (f.kind == FailureKind::restart && f.container) {
+        return logs_command(mem.job_namespace, mem.job_name, *f.container, run_of(pods, f));
+    }
+    return describe_command(mem.job_namespace, mem.job_name);
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+    std::string out;
+    for (const std::string& p : parts) {
+        out += (out.empty() ? "" : sep) + p;
+    }
+    return out;
+}
+
+// What the message adds for Jobs the counts alone do not describe: failed indexes, and
+// who manages a Job the built-in controller leaves alone.
+std::string notes(const Job& job) {
+    std::string out;
+    if (job.failed_indexes && !job.failed_indexes->empty()) {
+        out += "; failed indexes: " + *job.failed_indexes;
+        if (job.max_failed_indexes) {
+            out += " (maxFailedIndexes " + std::to_string(*job.max_failed_indexes) + ")";
+        }
+    }
+    if (managed_elsewhere(job)) {
+        out += "; the Job is managed by " + *job.managed_by +
+               ", not the built-in Job controller: counted from its status, its pods run "
+               "where that controller runs them";
+    }
+    return out;
+}
+
+void explain_running(const Pass& p, Verdict& v) {
+    std::vector<std::string> waiting = waiting_reasons(p.pods);
+    v.progressing.reason = names(p.gate).running_reason;
+    v.progressing.message = p.ref + " is running";
+    std::string describe = describe_command(p.job.namespace_, p.job.name);
+    if (!waiting.empty()) {
+        v.progressing.message += ", but " + join(waiting, "; ") + ". Details: " + describe;
+        v.command = describe;
+    } else if (p.pods.empty() && !managed_elsewhere(p.job)) {
+        v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
+    }
+    if (v.memory.observed_failures > 0) {
+        v.progressing.message +=
+            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
+    }
+    v.progressing.message += notes(p.job);
+}
+
+void explain_suspended(const Pass& p, Verdict& v) {
+    const Condition* c = true_condition(p.job, "Suspended");
+    v.progressing.reason = p.ending.reason;
+    v.progressing.message = p.ref + " is suspended";
+    if (c != nullptr && c->last_transition_time && *c->last_transition_time <= p.now) {
+        v.progressing.message += " for " + format_duration(p.now - *c->last_transition_time);
+    }
+    v.progressing.message += " (" + p.ending.reason + ": " + p.ending.message +
+                             "); its pods were stopped without counting as failures, and the "
+                             "gate goes on once spec.suspend is false again";
+    if (v.memory.observed_failures > 0) {
+        v.progressing.message +=
+            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
+    }
+}
+
+void explain_retrying(const Pass& p, Verdict& v, bool rose) {
+    v.progressing.reason = names(p.gate).retry_reason;
+    v.command = failure_command(v.memory, p.pods);
+    std::string m = attempt_text(v.counts);
+    if (v.memory.last_failure) {
+        m += ": " + last_failure_text(v.memory);
+    }
+    std::vector<std::string> waiting = waiting_reasons(p.pods);
+    if (!waiting.empty()) {
+        m += "; now " + join(waiting, "; ");
+    }
+    m += notes(p.job);
+    if (!v.command && managed_elsewhere(p.job)) {
+        v.command = describe_command(p.job.namespace_, p.job.name);
+    }
+    if (v.command) {
+        bool logs = v.memory.last_failure && v.memory.last_failure->kind == FailureKind::restart;
+        m += std::string(logs ? ". Logs: " : ". Details: ") + *v.command;
+    }
+    v.progressing.message = m;
+    if (rose) {
+        v.event = Event{"Warning", names(p.gate).retry_event, m};
+    }
+}
+
+// The counts say nothing useful once a FailJob rule ended the Job: no attempt was spent.
+std::string spent_text(const Pass& p, const Verdict& v) {
+    return p.ending.reason == "PodFailurePolicy" ? "" : " (" + attempt_text(v.counts) + ")";
+}
+
+void explain_failing(const Pass& p, Verdict& v) {
+    v.progressing.reason = names(p.gate).running_reason;
+    v.command = p.ending.reason == "PodFailurePolicy"
+                    ? describe_command(p.job.namespace_, p.job.name)
+                    : failure_command(v.memory, p.pods);
+    v.progressing.message =
+        p.ref + " is failing: " + p.ending.reason + ": " + p.ending.message + notes(p.job) +
+        "; its remaining pods are being stopped. Last failure: " + last_failure_text(v.memory) +
+        spent_text(p, v) + (v.command ? ". Details: " + *v.command : "");
+}
+
+void explain_failed(const Pass& p, Verdict& v) {
+    v.phase = Phase::failed;
+    v.progressing.status = false;
+    v.progressing.reason = names(p.gate).failed_reason;
+    v.command = describe_command(p.job.namespace_, p.job.name);
+    v.progressing.message = p.ref + " failed: " + p.ending.reason + ": " + p.ending.message +
+                            notes(p.job) + ". Last failure: " + last_failure_text(v.memory) +
+                            spent_text(p, v) + ". Details: " + *v.command +
+                            ". A change to the Job spec reruns the gate with a new Job.";
+    if (!v.memory.failure_recorded) {
+        v.event = Event{"Warning", names(p.gate).failed_event, v.progressing.message};
+        v.memory.failure_recorded = true;
+    }
+}
+
+void explain_succeeded(const Pass& p, Verdict& v) {
+    v.phase = Phase::succeeded;
+    v.progressing.reason = names(p.gate).complete_reason;
+    v.progressing.message = p.ref + " completed";
+    if (v.memory.observed_failures > 0) {
+        v.progressing.message +=
+            " after " + std::to_string(v.memory.observed_failures) + " failed attempt(s)";
+    }
+    v.memory.completed = true;
+}
+
+}  // namespace
+
+void explain(const Pass& p, Verdict& v, bool rose) {
+    switch (v.state) {
+        case State::running:
+            return explain_running(p, v);
+        case State::suspended:
+            return explain_suspended(p, v);
+        case State::retrying:
+            return explain_retrying(p, v, rose);
+        case State::failing:
+            return explain_failing(p, v);
+        case State::failed:
+            return explain_failed(p, v);
+        case State::succeeded:
+            return explain_succeeded(p, v);
+    }
+}
+
+std::string last_failure_text(const GateMemory& mem) {
+    return mem.last_failure ? describe_failure(*mem.last_failure) : "none observed";
+}
+
+const Condition* true_condition(const Job& job, std::string_view type) {
+    for (const Condition& c : job.conditions) {
+        if (c.type == type && c.status == "True"sv) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace envgate::gates

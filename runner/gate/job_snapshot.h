@@ -1,0 +1,41 @@
+// Reading a Job and its pods as one consistent snapshot. The Job controller moves a
+// failed pod's UID into status.uncountedTerminatedPods, then removes the pod's tracking
+// finalizer, then folds the UID into status.failed: a Job read before its pods can miss
+// a pod that is, by the time the pods are listed, counted in neither place.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/gate/gate_events.h"
+#include "runner/kube/kube_api.h"
+
+namespace envgate {
+
+// How many pod lists one snapshot may take before it gives up for this pass. The
+// controller writes a Job two or three times per failed pod; a Job still changing after
+// this many rounds is being written by something else too (another controller, a
+// person's annotations), and re-reading it without end would only load the API server.
+inline constexpr int k_max_snapshot_rounds = 5;
+
+struct JobSnapshot {
+    std::optional<nlohmann::json> job;  // nullopt: deleted, or replaced by another Job
+    std::vector<nlohmann::json> pods;   // empty when the Job is gone
+    // False when the Job changed during every one of `rounds` pod lists: the pods and
+    // the Job may then disagree, and the pair must not be evaluated.
+    bool consistent = true;
+    int rounds = 0;
+};
+
+// Reads the Job `id`, lists the pods `label_selector` selects, and reads the Job again,
+// until the Job is the same before and after the list (the pods were listed while the
+// Job was at that version), at most `max_rounds` lists. "The same": the resourceVersion,
+// or else everything but metadata and the tallies active/ready/terminating, which the
+// controller rewrites as pods start and stop without moving a pod between the counts.
+Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
+                                      const std::string& label_selector,
+                                      int max_rounds = k_max_snapshot_rounds);
+
+}  // namespace envgate

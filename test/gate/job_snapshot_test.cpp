@@ -1,0 +1,168 @@
+// Given a Job controller that writes the Job while its pods are listed, then the gate's
+// snapshot re-reads until the Job's resourceVersion held still across one list, so a
+// failed pod is counted exactly once; a Job that never holds still is given up on after
+// k_max_snapshot_rounds lists, a write of only the pod tallies or annotations does not
+// count as a change, and a Job deleted meanwhile reads as gone.
+#include <boost/test/unit_test.hpp>
+#include <functional>
+
+#include "gates/decode_json.h"
+#include "gates/evaluate.h"
+#include "runner/gate/job_snapshot.h"
+#include "test/fakes/fake_kube_api.h"
+
+using namespace envgate;
+using nlohmann::json;
+
+namespace {
+
+// A FakeKubeApi whose pod lists run `during_list` first: what the controller wrote
+// while the list was in flight (the list then shows the pods after those writes).
+class RacingApi : public test::FakeKubeApi {
+  public:
+    std::function<void(int)> during_list = [](int) {};
+    int lists = 0;
+
+    Result<kube::ObjectList> list(const kube::ResourceRef& collection,
+                                  const kube::ListOptions& options) override {
+        during_list(++lists);
+        return FakeKubeApi::list(collection, options);
+    }
+};
+
+const JobIdentity k_id{"mig", "gitlab", ""};
+
+json job_object() {
+    return {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
+            {"spec",
+             {{"backoffLimit", 6},
+              {"selector", {{"matchLabels", {{"batch.kubernetes.io/controller-uid", "j"}}}}},
+              {"template", {{"spec", {{"restartPolicy", "Never"}}}}}}},
+            {"status", {{"active", 1}}}};
+}
+
+json failed_pod() {
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata",
+             {{"name", "mig-a"},
+              {"namespace", "gitlab"},
+              {"uid", "pod-a"},
+              {"labels", {{"batch.kubernetes.io/controller-uid", "j"}}},
+              {"finalizers", {"batch.kubernetes.io/job-tracking"}}}},
+            {"status",
+             {{"phase", "Failed"},
+              {"containerStatuses",
+               {{{"name", "migrations"},
+                 {"restartCount", 0},
+                 {"state", {{"terminated", {{"exitCode", 1}, {"reason", "Error"}}}}}}}}}}};
+}
+
+struct Seeded {
+    RacingApi api;
+    JobIdentity id = k_id;
+    Seeded() {
+        id.uid = api.seed(kube::jobs("gitlab", "mig"), job_object())["metadata"]["uid"];
+        api.seed(kube::pods("gitlab", "mig-a"), failed_pod());
+    }
+    // The controller's three writes for one failed pod (tracking_utils / syncJob order).
+    void count_failed_pod() {
+        api.mutate(kube::jobs("gitlab", "mig"), [](json& j) {
+            j["status"]["uncountedTerminatedPods"] = {{"failed", {"pod-a"}}};
+        });
+        api.mutate(kube::pods("gitlab", "mig-a"),
+                   [](json& p) { p["metadata"]["finalizers"] = json::array(); });
+        api.mutate(kube::jobs("gitlab", "mig"), [](json& j) {
+            j["status"]["failed"] = 1;
+            j["status"]["uncountedTerminatedPods"] = json::object();
+        });
+    }
+};
+
+int failed_pods(const JobSnapshot& snap) {
+    auto job = gates::decode_job_json(*snap.job, "job");
+    std::vector<gates::Pod> pods;
+    for (const auto& p : snap.pods) {
+        pods.push_back(*gates::decode_pod_json(p, "pod"));
+    }
+    return gates::evaluate(gates::Gate::pre_migrations, *job, pods, {}, TimePoint{})
+        .counts.failed_pods;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(job_snapshot_suite)
+
+// Given the controller counts the failed pod while the first list runs (the Job read
+// before it has the pod nowhere, the list shows it without its finalizer), then the
+// snapshot takes a second round and the pair it returns counts the pod once.
+BOOST_AUTO_TEST_CASE(a_job_written_during_the_list_is_read_again) {
+    Seeded s;
+    s.api.during_list = [&](int n) {
+        if (n == 1) {
+            s.count_failed_pod();
+        }
+    };
+    auto snap = read_job_snapshot(s.api, s.id, "batch.kubernetes.io/controller-uid=j");
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(snap->rounds == 2);
+    BOOST_TEST(failed_pods(*snap) == 1);
+}
+
+// Given nothing changes, then one list and two Job reads make the snapshot.
+BOOST_AUTO_TEST_CASE(a_quiet_job_takes_one_round) {
+    Seeded s;
+    auto snap = read_job_snapshot(s.api, s.id, "");
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(snap->rounds == 1);
+    BOOST_TEST(s.api.lists == 1);
+    BOOST_TEST(failed_pods(*snap) == 1);
+}
+
+// Given a Job written during every list, then the snapshot stops after the bound and
+// says it is not consistent (the caller must not evaluate it).
+BOOST_AUTO_TEST_CASE(a_job_that_never_holds_still_is_given_up_after_the_bound) {
+    Seeded s;
+    s.api.during_list = [&](int n) {
+        s.api.mutate(kube::jobs("gitlab", "mig"), [&](json& j) { j["status"]["failed"] = n; });
+    };
+    auto snap = read_job_snapshot(s.api, s.id, "");
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(!snap->consistent);
+    BOOST_TEST(snap->rounds == k_max_snapshot_rounds);
+    BOOST_TEST(s.api.lists == k_max_snapshot_rounds);
+}
+
+// Given the controller rewrites only the pod tallies (ready, active) and the gate its
+// annotations during the list, then one round suffices: nothing counted moved.
+BOOST_AUTO_TEST_CASE(tallies_and_annotations_do_not_make_a_snapshot_inconsistent) {
+    Seeded s;
+    s.api.during_list = [&](int n) {
+        s.api.mutate(kube::jobs("gitlab", "mig"), [&](json& j) {
+            j["status"]["ready"] = n;
+            j["status"]["active"] = n;
+            j["metadata"]["annotations"]["envgate.dev/observed-failures"] = std::to_string(n);
+        });
+    };
+    auto snap = read_job_snapshot(s.api, s.id, "");
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(snap->rounds == 1);
+}
+
+// Given the Job is deleted while its pods are listed, then the snapshot reads it as gone.
+BOOST_AUTO_TEST_CASE(a_job_deleted_during_the_list_is_gone) {
+    Seeded s;
+    s.api.during_list = [&](int) { s.api.erase(kube::jobs("gitlab", "mig")); };
+    auto snap = read_job_snapshot(s.api, s.id, "");
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(!snap->job.has_value());
+    BOOST_TEST(snap->pods.empty());
+    BOOST_TEST(snap->consistent);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
