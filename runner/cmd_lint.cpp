@@ -55,6 +55,19 @@ bool excluded(const std::string& file, const lint::LintSettings& s) {
                        [&](const std::string& g) { return glob_match(g, rel); });
 }
 
+// How a file is named in findings: relative to the working directory when it is below
+// it, so Code Quality paths are repository paths however the command was called.
+std::string display_name(const std::string& file) {
+    std::error_code ec;
+    fs::path p(file);
+    fs::path cwd = fs::current_path(ec);
+    if (!p.is_absolute() || ec) {
+        return file;
+    }
+    fs::path rel = p.lexically_relative(cwd);
+    return rel.empty() || rel.begin()->string() == ".." ? file : rel.string();
+}
+
 Result<std::string> read_input(const std::string& file, const lint::ReadLimits& limits,
                                Context& ctx) {
     if (file == "-") {
@@ -120,8 +133,8 @@ int run_lint(const LintOptions& o, Context& ctx) {
                 continue;
             }
             auto text = read_input(file, limits, ctx);
-            Status added =
-                text ? linter.add(file == "-" ? o.stdin_name : file, *text) : text.status();
+            Status added = text ? linter.add(file == "-" ? o.stdin_name : display_name(file), *text)
+                                : text.status();
             if (!added.is_ok()) {
                 fail(added);
             }

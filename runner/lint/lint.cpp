@@ -1,6 +1,7 @@
 #include "runner/lint/lint.h"
 
 #include <algorithm>
+#include <map>
 
 namespace envgate::lint {
 
@@ -19,6 +20,15 @@ LintReport Linter::finish() const {
         return std::tie(a.loc.file, a.loc.pos.line, a.loc.pos.column) <
                std::tie(b.loc.file, b.loc.pos.line, b.loc.pos.column);
     });
+    // The same thing found twice in one object (two `./migrate` in one script) gets
+    // a counter, so that each fingerprint names one finding.
+    std::map<std::string, int> seen;
+    for (Finding& f : r.findings) {
+        int n = ++seen[f.check + "\n" + f.loc.file + "\n" + f.object + "\n" + f.identity];
+        if (n > 1) {
+            f.identity += "#" + std::to_string(n);
+        }
+    }
     r.inputs = m_inputs;
     r.documents = m_documents;
     r.workloads = m_objects.workloads.size();
