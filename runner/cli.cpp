@@ -167,8 +167,7 @@ Handler define_dashboard(CLI::App& app) {
 Handler define_lint(CLI::App& app) {
     auto o = std::make_shared<LintOptions>();
     app.add_option("paths", o->paths,
-                   "manifests: files, folders (searched for .yaml, .yml, .json) or - for stdin")
-        ->required();
+                   "manifests: files, folders (searched for .yaml, .yml, .json) or - for stdin");
     app.add_option("--output", o->output, "text | json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
@@ -181,6 +180,8 @@ Handler define_lint(CLI::App& app) {
                    "envgate.yml with a lint: section (default: ./envgate.yml if present)");
     app.add_option("--stdin-name", o->stdin_name, "the path to report stdin's findings at")
         ->capture_default_str();
+    app.add_flag("--list-checks", o->list_checks,
+                 "print every check (id, severity, why, fix) as Markdown and exit");
     return [o](Context& ctx) { return run_lint(*o, ctx); };
 }
 

@@ -104,6 +104,14 @@ Result<lint::LintSettings> settings_for(const LintOptions& o) {
 }  // namespace
 
 int run_lint(const LintOptions& o, Context& ctx) {
+    if (o.list_checks) {
+        ctx.out << lint::render_checks_markdown();
+        return k_exit_success;
+    }
+    if (o.paths.empty()) {
+        ctx.err << "envgate lint: give the manifests to lint: files, folders, or - for stdin\n";
+        return k_exit_usage;
+    }
     std::optional<lint::Severity> fail_on = lint::parse_severity(o.fail_on);
     if (!fail_on && o.fail_on != "never") {
         ctx.err << "envgate lint: --fail-on " << o.fail_on

@@ -17,6 +17,7 @@ struct LintOptions {
     std::string fail_on = "error";   // info | warning | error | critical | never
     std::string config;              // envgate.yml; empty: ./envgate.yml when it exists
     std::string stdin_name = "-";    // the path findings on stdin are reported at
+    bool list_checks = false;        // print the checks' reference (docs/lint.md) instead
 };
 
 int run_lint(const LintOptions& options, Context& ctx);

@@ -120,4 +120,18 @@ std::string render_codequality(const LintReport& r) {
     return issues.dump(2) + "\n";
 }
 
+std::string render_checks_markdown() {
+    std::string out;
+    for (const Check* c : all_checks()) {
+        out += fmt::format(
+            "### `{}`\n\n{}.\n\n* **Severity:** {}{}.\n* **Why:** {}.\n* **Fix:** {}.\n\n{}\n\n",
+            c->id, c->title, severity_name(c->severity),
+            c->amplified ? ", one step higher (up to critical) for a workload with more than one "
+                           "replica, a DaemonSet, or one an HPA in the same input scales"
+                         : "",
+            c->why, c->fix, c->doc);
+    }
+    return out;
+}
+
 }  // namespace envgate::lint

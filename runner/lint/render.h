@@ -24,6 +24,10 @@ std::string render_codequality(const LintReport& report);
 // on line numbers, so it survives unrelated edits above the finding.
 std::string fingerprint(const Finding& f);
 
+// The reference section of docs/lint.md: every check's id, severity, why, fix and
+// documentation, from the registry (a unit test keeps the page equal to it).
+std::string render_checks_markdown();
+
 // Code Quality's severity for ours: info, minor, major, critical.
 const char* codequality_severity(Severity s);
 
