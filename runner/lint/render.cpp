@@ -99,7 +99,9 @@ std::string render_json(const LintReport& r) {
                     {"inputs", r.inputs},
                     {"documents", r.documents},
                     {"workloads", r.workloads}};
-    return json{{"findings", findings}, {"summary", summary}}.dump(2) + "\n";
+    return json{{"findings", findings}, {"summary", summary}}.dump(2, ' ', false,
+                                                                   json::error_handler_t::replace) +
+           "\n";
 }
 
 std::string render_codequality(const LintReport& r) {
@@ -117,7 +119,7 @@ std::string render_codequality(const LintReport& r) {
              {"location",
               {{"path", f.loc.file}, {"lines", {{"begin", std::max(1, f.loc.pos.line)}}}}}});
     }
-    return issues.dump(2) + "\n";
+    return issues.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string render_checks_markdown() {

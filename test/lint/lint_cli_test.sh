@@ -103,6 +103,21 @@ lint:
 YML
 "$envgate" lint "$fixtures/stretched-startup-probe.yaml" >out.txt || fail "config: exit $?, want 0: $(cat out.txt)"
 grep -q 'no findings' out.txt || fail "config: not applied: $(cat out.txt)"
+mkdir -p k8s/generated
+cp "$fixtures/daemonset-migrate.yaml" k8s/generated/
+cp "$fixtures/pod-init-migrate.yaml" k8s/
+cat >envgate.yml <<'YML'
+version: 1
+environments:
+  - name: prod
+    namespace: prod
+lint:
+  exclude_paths: ["k8s/generated/**"]
+YML
+"$envgate" lint k8s >out.txt
+[ $? -eq 1 ] || fail "exclude_paths: want exit 1 (the Pod)"
+grep -q '^k8s/pod-init-migrate.yaml:12:17: error migrate-in-init-container' out.txt || fail "exclude_paths: $(cat out.txt)"
+! grep -q 'daemonset' out.txt || fail "exclude_paths: excluded file linted: $(cat out.txt)"
 cat >envgate.yml <<'YML'
 version: 1
 environments:

@@ -115,4 +115,17 @@ BOOST_AUTO_TEST_CASE(json_output_lists_findings_and_summary) {
     BOOST_TEST(j["findings"][0]["docs"] == "docs/lint.md#migrate-in-start-command");
 }
 
+// Given a manifest with bytes that are not UTF-8 in a finding (found by lint_fuzz),
+// then JSON and Code Quality output replace them instead of throwing.
+BOOST_AUTO_TEST_CASE(invalid_utf8_in_a_finding_is_replaced_not_thrown) {
+    std::string text = with_replicas(1);
+    text.replace(text.find("name: app"), 9, "name: \"a\xff\"");
+    LintReport r = lint_text(text);
+    BOOST_REQUIRE(r.findings.size() == 1u);
+    auto issues = nlohmann::json::parse(render_codequality(r));
+    BOOST_TEST(issues[0]["description"].get<std::string>().find("\xEF\xBF\xBD") !=
+               std::string::npos);
+    BOOST_TEST(nlohmann::json::parse(render_json(r))["summary"]["findings"] == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
