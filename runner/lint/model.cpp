@@ -46,30 +46,14 @@ class Reader {
         }
     }
 
-    // The map at `key` of `parent`, or nullptr when absent or null; an error when it
-    // is something else.
+    // The map (or list) at `key` of `parent`, or nullptr when absent or null; an
+    // error when it is something else.
     const Node* map(const Node* parent, std::string_view key, const std::string& field) {
-        const Node* n = parent != nullptr ? parent->get(key) : nullptr;
-        if (n == nullptr || n->kind == Node::Kind::null) {
-            return nullptr;
-        }
-        if (!n->is_map()) {
-            fail(n, field, "expected a mapping");
-            return nullptr;
-        }
-        return n;
+        return typed(parent, key, field, Node::Kind::map, "expected a mapping");
     }
 
     const Node* seq(const Node* parent, std::string_view key, const std::string& field) {
-        const Node* n = parent != nullptr ? parent->get(key) : nullptr;
-        if (n == nullptr || n->kind == Node::Kind::null) {
-            return nullptr;
-        }
-        if (!n->is_seq()) {
-            fail(n, field, "expected a list");
-            return nullptr;
-        }
-        return n;
+        return typed(parent, key, field, Node::Kind::sequence, "expected a list");
     }
 
     std::string str(const Node* parent, std::string_view key, const std::string& field) {
@@ -121,6 +105,19 @@ class Reader {
     }
 
   private:
+    const Node* typed(const Node* parent, std::string_view key, const std::string& field,
+                      Node::Kind kind, const char* expected) {
+        const Node* n = parent != nullptr ? parent->get(key) : nullptr;
+        if (n == nullptr || n->kind == Node::Kind::null) {
+            return nullptr;
+        }
+        if (n->kind != kind) {
+            fail(n, field, expected);
+            return nullptr;
+        }
+        return n;
+    }
+
     const std::string& m_file;
     Status m_status;
 };

@@ -91,43 +91,23 @@ grep -q 'big.yaml: larger than 64 MiB' err.txt || fail "100 MB: $(cat err.txt)"
 grep -q '^envgate lint: -: larger than 64 MiB' err.txt || fail "100 MB on stdin: $(cat err.txt)"
 
 # envgate.yml lint: section: disabled checks and thresholds apply; errors name the line.
-cat >envgate.yml <<'YML'
-version: 1
-environments:
-  - name: prod
-    namespace: prod
-lint:
-  disable: [migrate-in-start-command]
-  thresholds:
-    startup: 30m
-YML
+# config LINES...: an envgate.yml whose lint: section is LINES.
+config() {
+    printf 'version: 1\nenvironments:\n  - name: prod\n    namespace: prod\nlint:\n' >envgate.yml
+    printf '%s\n' "$@" >>envgate.yml
+}
+config '  disable: [migrate-in-start-command]' '  thresholds:' '    startup: 30m'
 "$envgate" lint "$fixtures/stretched-startup-probe.yaml" >out.txt || fail "config: exit $?, want 0: $(cat out.txt)"
 grep -q 'no findings' out.txt || fail "config: not applied: $(cat out.txt)"
 mkdir -p k8s/generated
 cp "$fixtures/daemonset-migrate.yaml" k8s/generated/
 cp "$fixtures/pod-init-migrate.yaml" k8s/
-cat >envgate.yml <<'YML'
-version: 1
-environments:
-  - name: prod
-    namespace: prod
-lint:
-  exclude_paths: ["k8s/generated/**"]
-YML
+config '  exclude_paths: ["k8s/generated/**"]'
 "$envgate" lint k8s >out.txt
 [ $? -eq 1 ] || fail "exclude_paths: want exit 1 (the Pod)"
 grep -q '^k8s/pod-init-migrate.yaml:12:17: error migrate-in-init-container' out.txt || fail "exclude_paths: $(cat out.txt)"
 ! grep -q 'daemonset' out.txt || fail "exclude_paths: excluded file linted: $(cat out.txt)"
-cat >envgate.yml <<'YML'
-version: 1
-environments:
-  - name: prod
-    namespace: prod
-lint:
-  disable: [migrate-in-start-comand]
-  thresholds:
-    startup: soon
-YML
+config '  disable: [migrate-in-start-comand]' '  thresholds:' '    startup: soon'
 "$envgate" lint "$fixtures/stretched-startup-probe.yaml" >/dev/null 2>err.txt
 [ $? -eq 2 ] || fail "bad config: want exit 2"
 grep -qF 'envgate.yml:6:13: lint.disable[0]: "migrate-in-start-comand" is not a check; did you mean "migrate-in-start-command"?' err.txt ||
