@@ -186,8 +186,9 @@ std::optional<Hit> tool_specific(const Words& w, std::size_t p, const std::strin
     if (stem == "alembic") {
         return find_word(w, p + 1, {"upgrade", "downgrade"});
     }
-    if (stem == "flask" && next_is(p + 1, "db") && next_is(p + 2, "upgrade")) {
-        return Hit{p + 2, "flask db upgrade"};
+    // Flask-Migrate, Airflow, Superset: `<app> db upgrade` (Airflow 2.7+: `db migrate`).
+    if (next_is(p + 1, "db") && next_is(p + 2, "upgrade")) {
+        return Hit{p + 2, basename_of(w[p]) + " db upgrade"};
     }
     if (stem == "liquibase") {
         return find_word(w, p + 1, {"update", "update-count", "update-to-tag", "updateCount"});

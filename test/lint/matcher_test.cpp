@@ -42,6 +42,8 @@ const Case k_cases[] = {
     {{"mix", "ecto.migrate"}, true},
     {{"php", "bin/console", "doctrine:migrations:migrate"}, true},
     {{"flask", "db", "upgrade"}, true},
+    {{"airflow", "db", "migrate"}, true},
+    {{"airflow", "db", "check-migrations", "--migration-wait-timeout=60"}, false},
     {{"./efbundle"}, true},
     // Look-alikes.
     {{"sh", "-c", "echo \"run migrate later\" && ./service"}, false},
