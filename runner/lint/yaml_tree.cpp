@@ -215,7 +215,15 @@ Status read_documents(std::string_view text, const std::string& file, const Read
     TreeBuilder builder(text, limits);
     try {
         YAML::Parser parser(in);
-        while (parser.HandleNextDocument(builder)) {
+        // Every document takes at least a `---` line, so more documents than that is
+        // yaml-cpp going round in circles (lint_fuzz found inputs where it never ends).
+        const std::size_t max_documents = text.size() / 3 + 2;
+        for (std::size_t n = 1; parser.HandleNextDocument(builder); ++n) {
+            if (n > max_documents) {
+                return Status(
+                    Code::invalid,
+                    file + ": not valid YAML or JSON: the parser stopped making progress");
+            }
             Document doc = builder.take();
             if (doc.root != nullptr) {
                 TRY(sink(doc));

@@ -144,6 +144,18 @@ BOOST_AUTO_TEST_CASE(binary_garbage_is_an_error) {
     BOOST_TEST(!s.is_ok());
 }
 
+// Given a document starting with a flow comma (found by lint_fuzz), yaml-cpp 0.7
+// returns empty documents forever; then the reader stops with an error.
+BOOST_AUTO_TEST_CASE(parser_going_round_in_circles_is_an_error) {
+    for (const char* text : {",a: b\n", "---\n,apiVersion: apps/v1\nkind: Deployment\n"}) {
+        Status s;
+        roots(text, s);
+        BOOST_TEST(
+            s.message() == "in.yaml: not valid YAML or JSON: the parser stopped making progress",
+            s.message());
+    }
+}
+
 // Given a workload field of the wrong type, then the error names file:line:col: field.
 BOOST_AUTO_TEST_CASE(wrong_field_type_names_the_field) {
     Linter linter({}, {});
