@@ -10,6 +10,7 @@
 #include "runner/cmd_explain.h"
 #include "runner/cmd_gate.h"
 #include "runner/cmd_generate.h"
+#include "runner/cmd_lint.h"
 #include "runner/cmd_lock.h"
 #include "runner/cmd_run.h"
 #include "runner/cmd_status.h"
@@ -165,6 +166,27 @@ Handler define_dashboard(CLI::App& app) {
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
 
+Handler define_lint(CLI::App& app) {
+    auto o = std::make_shared<LintOptions>();
+    app.add_option("paths", o->paths,
+                   "manifests: files, folders (searched for .yaml, .yml, .json) or - for stdin");
+    app.add_option("--output", o->output, "text | json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option("--codequality", o->codequality,
+                   "also write GitLab's Code Quality report (JSON) to this file");
+    app.add_option("--fail-on", o->fail_on,
+                   "exit 1 on a finding at or above: info | warning | error | critical | never")
+        ->capture_default_str();
+    app.add_option("--config", o->config,
+                   "envgate.yml with a lint: section (default: ./envgate.yml if present)");
+    app.add_option("--stdin-name", o->stdin_name, "the path to report stdin's findings at")
+        ->capture_default_str();
+    app.add_flag("--list-checks", o->list_checks,
+                 "print every check (id, severity, why, fix) as Markdown and exit");
+    return [o](Context& ctx) { return run_lint(*o, ctx); };
+}
+
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
@@ -178,6 +200,8 @@ const Command k_commands[] = {
     {"unlock", "Manually unlock a held or failed lock, recording who and why", define_unlock},
     {"dashboard", "Write a static HTML page of every lock and each environment's last run",
      define_dashboard},
+    {"lint", "Find database migrations hidden in application start-up in Kubernetes manifests",
+     define_lint},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runner/config_check.h"
+#include "runner/config_lint.h"
 #include "runner/config_yaml.h"
 
 namespace envgate {
@@ -20,8 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> k_top_keys = {"version", "defaults", "environments", "gates",
-                                             "steps"};
+const std::vector<std::string> k_top_keys = {"version", "defaults", "environments",
+                                             "gates",   "steps",    "lint"};
 const std::vector<std::string> k_defaults_keys = {"namespace", "lock", "unlockers"};
 const std::vector<std::string> k_lock_keys = {"store",          "path",    "namespace",
                                               "on_failure",     "order",   "wait_timeout",
@@ -61,6 +62,7 @@ class ConfigParser {
         read_environments(root["environments"]);
         read_gates(root["gates"]);
         read_steps(root["steps"]);
+        read_lint_section(root["lint"], m_f, m_config.lint);
         check_environments(m_config.environments, m_marks, m_f);
         return finish();
     }

@@ -10,6 +10,7 @@
 
 #include "gates/status.h"
 #include "gates/time.h"
+#include "runner/lint/settings.h"
 
 namespace envgate {
 
@@ -64,6 +65,7 @@ struct Config {
     std::string default_namespace;
     LockSettings default_lock;
     std::vector<std::string> default_unlockers;
+    lint::LintSettings lint;  // `lint:`, for envgate lint
 
     // REQUIRES: nothing. Returns nullptr when no environment has that name.
     const Environment* find_environment(const std::string& name) const {

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,8 +31,11 @@ struct Job {
     std::vector<std::string> after_script;
     std::string when;  // "" = default (on_success)
     bool reports = false;
+    bool codequality = false;  // uploads k_lint_report as the Code Quality report
     bool warn_on_lock_exit = false;
 };
+
+constexpr const char* k_lint_report = "gl-code-quality-report.json";
 
 std::string job_name(const std::string& env, const std::string& what) {
     return env + ":" + what;
@@ -111,6 +115,13 @@ void emit_job(YAML::Emitter& out, const Job& job) {
     }
     if (job.reports) {
         emit_reports(out);
+    }
+    if (job.codequality) {
+        out << YAML::Key << "artifacts" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "when" << YAML::Value << "always";
+        out << YAML::Key << "reports" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "codequality" << YAML::Value << k_lint_report << YAML::EndMap;
+        out << YAML::EndMap;
     }
     out << YAML::EndMap;
 }
@@ -211,6 +222,38 @@ std::vector<Job> merge_request_jobs(const Plan& plan, const std::string& env) {
     return {job};
 }
 
+// Merge requests: `envgate lint` over the changed manifests the environments' paths
+// matched (those still present), its findings in the merge request's Code Quality
+// widget. nullopt when no changed path is a manifest.
+std::optional<Job> lint_job(const Plan& plan) {
+    std::vector<std::string> files;
+    for (const auto& env : plan.environments) {
+        for (const auto& p : env.matched_paths) {
+            bool manifest = p.ends_with(".yaml") || p.ends_with(".yml") || p.ends_with(".json");
+            if (manifest && std::find(files.begin(), files.end(), p) == files.end()) {
+                files.push_back(p);
+            }
+        }
+    }
+    if (files.empty()) {
+        return std::nullopt;
+    }
+    std::string list;
+    for (const auto& f : files) {
+        list += " " + shell_quote(f);
+    }
+    Job job;
+    job.name = "envgate:lint";
+    job.stage = "envgate-lint";
+    job.script = {
+        "set --; for f in" + list + "; do if [ -f \"$f\" ]; then set -- \"$@\" \"$f\"; fi; done",
+        "if [ $# -eq 0 ]; then echo \"envgate: the changed manifests were deleted; "
+        "nothing to lint\"; exit 0; fi",
+        fmt::format("envgate lint \"$@\" {} --codequality {}", config_arg(plan), k_lint_report)};
+    job.codequality = true;
+    return job;
+}
+
 std::vector<Job> jobs_of(const Plan& plan, const std::string& env) {
     if (plan.mode == PipelineMode::merge_request) {
         return merge_request_jobs(plan, env);
@@ -276,6 +319,9 @@ std::string render_child_pipeline(const Plan& plan) {
     }
     if (jobs.empty()) {
         jobs.push_back(nothing_changed(plan));
+    } else if (auto lint =
+                   plan.mode == PipelineMode::merge_request ? lint_job(plan) : std::nullopt) {
+        jobs.push_back(std::move(*lint));
     }
     YAML::Emitter out;
     emit_header(out, plan);
