@@ -196,6 +196,7 @@ Status read_job_spec(const json& spec, const std::string& p, Job& job) {
     TRY(read_count(spec, "completions", p, job.completions));
     TRY(read_count(spec, "backoffLimitPerIndex", p, job.backoff_limit_per_index));
     TRY(read_count(spec, "maxFailedIndexes", p, job.max_failed_indexes));
+    TRY(read_count(spec, "activeDeadlineSeconds", p, job.active_deadline_seconds));
     if (const json* sel = field(spec, "selector")) {
         TRY(expect_object(*sel, child(p, "selector")));
         TRY(read_string_map(*sel, "matchLabels", child(p, "selector"), job.selector));
@@ -230,6 +231,7 @@ Status read_job_status(const json& st, const std::string& p, Job& job) {
     TRY(read_count(st, "failed", p, job.failed));
     TRY(read_count(st, "succeeded", p, job.succeeded));
     TRY(read_string(st, "failedIndexes", p, job.failed_indexes));
+    TRY(read_time(st, "startTime", p, job.start_time));
     if (const json* u = field(st, "uncountedTerminatedPods")) {
         std::string up = child(p, "uncountedTerminatedPods");
         TRY(expect_object(*u, up));

@@ -79,7 +79,16 @@ Counts make_counts(const Attempts& a, int restarts, int failed_pods,
     return c;
 }
 
-Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Attempts& a) {
+// The Job controller's own test (pastActiveDeadline): once activeDeadlineSeconds have
+// passed since status.startTime, it deletes the Job's pods and only then writes
+// FailureTarget/DeadlineExceeded. A pod deleted in between is the deadline, not a retry.
+bool past_active_deadline(const Job& job, TimePoint now) {
+    return job.active_deadline_seconds && job.start_time &&
+           now - *job.start_time >= std::chrono::seconds(*job.active_deadline_seconds);
+}
+
+Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Attempts& a,
+                 TimePoint now) {
     if (const Condition* c = true_condition(job, "Failed")) {
         return {State::failed, c->reason, c->message};
     }
@@ -92,6 +101,10 @@ Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Atte
     }
     if (auto message = fail_job_message(job, pods)) {
         return {State::failing, "PodFailurePolicy", *message};
+    }
+    if (past_active_deadline(job, now)) {
+        return {State::failing, "DeadlineExceeded",
+                "Job was active longer than specified deadline"};
     }
     if (job.suspend) {
         const Condition* c = true_condition(job, "Suspended");
@@ -130,7 +143,7 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
            {},
            now};
     Attempts a = count_attempts(job, p.pods, std::move(v.memory.failed_runs));
-    p.ending = ending_of(job, p.pods, a);
+    p.ending = ending_of(job, p.pods, a, now);
     v.state = p.ending.state;
     bool ending = v.state == State::failing || v.state == State::failed;
     if (ending) {

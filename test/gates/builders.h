@@ -100,6 +100,13 @@ inline Pod disrupted(Pod p, std::string reason, std::string message) {
     return p;
 }
 
+// activeDeadlineSeconds 1, started 10 s before k_now, no condition written yet.
+inline Job past_deadline(Job j) {
+    j.active_deadline_seconds = 1;
+    j.start_time = k_now - std::chrono::seconds(10);
+    return j;
+}
+
 inline Pod deleting(Pod p) {
     p.deletion_timestamp = at("2025-05-29T07:59:40Z");
     return p;

@@ -404,6 +404,17 @@ std::vector<Case> cases() {
           .event = "MigrationsFailed",
           .message_has =
               "failed: DeadlineExceeded: Job was active longer than specified deadline"}},
+        // Found on the real control plane: the controller deletes the pods once the
+        // deadline passed and writes FailureTarget after; a pass in between saw the
+        // deleted pod as a retry (one MigrationsRetrying too many).
+        {"a_pod_deleted_after_the_active_deadline_is_the_deadline_not_a_retry",
+         {.job = past_deadline(job("OnFailure", 2)),
+          .pods = {deleting(
+              with_containers(pod("p", "Failed"), {terminated("migrations", term(143))}))}},
+         {.state = State::failing,
+          .reason = "RunningPreMigrations",
+          .event = "",
+          .message_has = "DeadlineExceeded: Job was active longer than specified deadline"}},
         {"complete_condition_succeeds",
          {.job = with_condition(on_failure, cond("Complete"))},
          {.state = State::succeeded,
