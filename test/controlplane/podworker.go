@@ -494,7 +494,6 @@ func (w *podWorker) resolveEnv(spec v1.Container) (map[string]string, error) {
 }
 
 func (w *podWorker) envValueFrom(src *v1.EnvVarSource) (string, error) {
-	ctx := w.ctx
 	switch {
 	case src.FieldRef != nil:
 		switch src.FieldRef.FieldPath {
@@ -520,78 +519,77 @@ func (w *podWorker) envValueFrom(src *v1.EnvVarSource) (string, error) {
 		return "", fmt.Errorf("unsupported fieldPath %q", src.FieldRef.FieldPath)
 	case src.SecretKeyRef != nil:
 		ref := src.SecretKeyRef
-		s, err := w.agent.client.CoreV1().Secrets(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
-		optional := ref.Optional != nil && *ref.Optional
-		if err != nil {
-			if apierrors.IsNotFound(err) && optional {
-				return "", nil
-			}
-			if apierrors.IsNotFound(err) {
-				return "", fmt.Errorf("secret %q not found", ref.Name)
-			}
-			return "", err
-		}
-		v, ok := s.Data[ref.Key]
-		if !ok && !optional {
-			return "", fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, w.ns, ref.Name)
-		}
-		return string(v), nil
+		return w.key("Secret", ref.Name, ref.Key, ref.Optional)
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef
-		cm, err := w.agent.client.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
-		optional := ref.Optional != nil && *ref.Optional
-		if err != nil {
-			if apierrors.IsNotFound(err) && optional {
-				return "", nil
-			}
-			if apierrors.IsNotFound(err) {
-				return "", fmt.Errorf("configmap %q not found", ref.Name)
-			}
-			return "", err
-		}
-		v, ok := cm.Data[ref.Key]
-		if !ok && !optional {
-			return "", fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, w.ns, ref.Name)
-		}
-		return v, nil
+		return w.key("ConfigMap", ref.Name, ref.Key, ref.Optional)
 	}
 	return "", nil
 }
 
+// key is one key of a Secret or ConfigMap, with the kubelet's error texts.
+func (w *podWorker) key(kind, name, key string, optional *bool) (string, error) {
+	data, found, err := w.sourceData(kind, name)
+	opt := optional != nil && *optional
+	switch {
+	case err != nil:
+		return "", err
+	case !found && opt:
+		return "", nil
+	case !found:
+		return "", fmt.Errorf("%s %q not found", strings.ToLower(kind), name)
+	}
+	v, ok := data[key]
+	if !ok && !opt {
+		return "", fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, w.ns, name)
+	}
+	return v, nil
+}
+
 func (w *podWorker) envSource(from v1.EnvFromSource) (map[string]string, error) {
-	ctx := w.ctx
+	kind, name, optional := "", "", (*bool)(nil)
+	switch {
+	case from.SecretRef != nil:
+		kind, name, optional = "Secret", from.SecretRef.Name, from.SecretRef.Optional
+	case from.ConfigMapRef != nil:
+		kind, name, optional = "ConfigMap", from.ConfigMapRef.Name, from.ConfigMapRef.Optional
+	default:
+		return map[string]string{}, nil
+	}
+	data, found, err := w.sourceData(kind, name)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found && optional != nil && *optional:
+		return map[string]string{}, nil
+	case !found:
+		return nil, fmt.Errorf("%s %q not found", strings.ToLower(kind), name)
+	}
+	return data, nil
+}
+
+// sourceData reads a Secret's (decoded) or a ConfigMap's data; found is false when it
+// does not exist.
+func (w *podWorker) sourceData(kind, name string) (map[string]string, bool, error) {
 	out := map[string]string{}
-	if ref := from.SecretRef; ref != nil {
-		s, err := w.agent.client.CoreV1().Secrets(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil {
-			if apierrors.IsNotFound(err) && ref.Optional != nil && *ref.Optional {
-				return out, nil
+	var err error
+	if kind == "Secret" {
+		var s *v1.Secret
+		if s, err = w.agent.client.CoreV1().Secrets(w.ns).Get(w.ctx, name, metav1.GetOptions{}); err == nil {
+			for k, v := range s.Data {
+				out[k] = string(v)
 			}
-			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("secret %q not found", ref.Name)
-			}
-			return nil, err
 		}
-		for k, v := range s.Data {
-			out[k] = string(v)
-		}
-	}
-	if ref := from.ConfigMapRef; ref != nil {
-		cm, err := w.agent.client.CoreV1().ConfigMaps(w.ns).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil {
-			if apierrors.IsNotFound(err) && ref.Optional != nil && *ref.Optional {
-				return out, nil
-			}
-			if apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("configmap %q not found", ref.Name)
-			}
-			return nil, err
-		}
-		for k, v := range cm.Data {
-			out[k] = v
+	} else {
+		var cm *v1.ConfigMap
+		if cm, err = w.agent.client.CoreV1().ConfigMaps(w.ns).Get(w.ctx, name, metav1.GetOptions{}); err == nil {
+			out = cm.Data
 		}
 	}
-	return out, nil
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	return out, err == nil, err
 }
 
 func expandArgs(argv []string, env map[string]string) []string {
