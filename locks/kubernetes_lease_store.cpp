@@ -40,8 +40,10 @@ std::int64_t whole_seconds(Duration d) {
 }
 
 json lease_spec(const LockRecord& r) {
-    json spec = {{"leaseDurationSeconds", whole_seconds(r.lease_duration)},
-                 {"leaseTransitions", r.lease_transitions}};
+    json spec = {{"leaseTransitions", r.lease_transitions}};
+    if (r.lease_duration > Duration::zero()) {  // the API refuses leaseDurationSeconds <= 0
+        spec["leaseDurationSeconds"] = whole_seconds(r.lease_duration);
+    }
     if (r.holder) {
         spec["holderIdentity"] = r.holder->id;
     }
@@ -82,7 +84,15 @@ Status overlay_spec(const json& spec, LockRecord& r) {
         }
     }
     if (present("leaseDurationSeconds")) {
-        r.lease_duration = std::chrono::seconds(spec["leaseDurationSeconds"].get<std::int64_t>());
+        // The API allows any positive int32; a lock lease outside 1 s .. a year is a
+        // Lease someone else wrote, and would overflow `renewTime + lease`.
+        std::int64_t seconds = spec["leaseDurationSeconds"].get<std::int64_t>();
+        bool held = present("holderIdentity");
+        if (seconds < 0 || (seconds == 0 && held) || seconds > 366LL * 24 * 3600) {
+            return Status(Code::invalid, "spec.leaseDurationSeconds " + std::to_string(seconds) +
+                                             " is not between 1 and 31622400 (a year)");
+        }
+        r.lease_duration = std::chrono::seconds(seconds);
     }
     if (present("leaseTransitions")) {
         r.lease_transitions = spec["leaseTransitions"].get<std::int64_t>();

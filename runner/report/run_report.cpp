@@ -95,6 +95,7 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
     opt(r.lock.holder_pipeline_url);
     opt(r.lock.holder_job_url);
     opt(r.lock.unlock_command);
+    opt(r.lock.update_error);
     opt(r.pipeline_url);
     opt(r.job_url);
     return r;

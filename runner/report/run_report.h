@@ -59,6 +59,9 @@ struct LockReport {
     std::optional<std::string> holder_pipeline_url;
     std::optional<std::string> holder_job_url;
     std::optional<std::string> unlock_command;  // set when held after a failure
+    // Set when the run's last write to the lock (release, or the failure policy) did not
+    // happen: the lock is not in the state the run meant to leave it in.
+    std::optional<std::string> update_error;
 };
 
 struct RunReport {

@@ -336,4 +336,21 @@ scenario_sigterm() {
     done
 }
 
+# Events are best effort: with every Event create refused (403, as without RBAC for
+# events), the gate still counts both failed runs, warns once and passes.
+scenario_events_refused() {
+    crash_then_pass "$T/crash.yaml" crash 2
+    ctl fail --code 403 --verb create --resource events --count -1
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")
+    expect_rc 0 "crash twice, then pass, every Event refused"
+    log_has "$T/gate.log" "attempt 2 of 6 failed, 4 left"
+    log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    [[ $(log_count "$T/gate.log" "Events cannot be recorded") == 1 ]] ||
+        fail "want exactly one warning about the refused Events"
+    log_has "$T/gate.log" "403"
+    check_reports "$T/rep" e1 success
+    ok "events refused: one warning, both failures counted, exit 0"
+}
+
 "scenario_$SCENARIO"
