@@ -1,5 +1,6 @@
 #include "runner/cmd_lock.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "locks/describe.h"
@@ -15,6 +16,8 @@
 
 namespace envgate {
 namespace {
+
+constexpr Duration k_max_waiter_ttl = std::chrono::seconds(15);
 
 using namespace envgate::locks;
 
@@ -189,7 +192,9 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     t.spec.order = to_locks(s.order);
     t.spec.lease_duration = s.lease_duration;
     t.spec.wait_timeout = s.wait_timeout;
-    t.spec.waiter_ttl = s.lease_duration;
+    // A waiter refreshes its queue entry every third of this; a killed one is skipped
+    // after it (locks/README.md), so it blocks a free lock for 15 s at most.
+    t.spec.waiter_ttl = std::min<Duration>(s.lease_duration, k_max_waiter_ttl);
     t.unlockers = env ? env->unlockers : c->default_unlockers;
     t.hold_for = s.hold_for;
     t.repair = repair_instructions(config, name);
