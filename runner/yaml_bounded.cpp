@@ -1,6 +1,9 @@
 #include "runner/yaml_bounded.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+
+#include <sstream>
 
 namespace envgate {
 namespace {
@@ -10,6 +13,57 @@ std::string at(const std::string& origin, const YAML::Mark& mark) {
         return origin;
     }
     return fmt::format("{}:{}:{}", origin, mark.line + 1, mark.column + 1);
+}
+
+// Counts the parser's events and stops it past a budget. A first pass with it bounds
+// what yaml-cpp 0.7 itself may do: on some input (a lone ",") its document loop never
+// ends, creating nodes until memory runs out.
+class EventBudget : public YAML::EventHandler {
+  public:
+    struct Spent {
+        YAML::Mark mark;
+    };
+    explicit EventBudget(std::size_t budget) : m_left(budget) {}
+    void OnDocumentStart(const YAML::Mark& mark) override { spend(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { spend(mark); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { spend(mark); }
+    void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+        spend(mark);
+    }
+    void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+        spend(mark);
+    }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+        spend(mark);
+    }
+    void OnMapEnd() override {}
+
+  private:
+    void spend(const YAML::Mark& mark) {
+        if (m_left-- == 0) {
+            throw Spent{mark};
+        }
+    }
+    std::size_t m_left;
+};
+
+Status check_events(const std::string& text, const std::string& origin, const YamlLimits& limits) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    EventBudget budget(limits.max_nodes);
+    try {
+        while (parser.HandleNextDocument(budget)) {
+        }
+    } catch (const EventBudget::Spent& spent) {
+        return Status(Code::invalid, fmt::format("{}: more than {} YAML nodes (or documents)",
+                                                 at(origin, spent.mark), limits.max_nodes));
+    }
+    return Status::ok();
 }
 
 class Walk {
@@ -59,6 +113,7 @@ Result<std::vector<YAML::Node>> load_yaml_bounded(const std::string& text,
     }
     std::vector<YAML::Node> docs;
     try {
+        TRY(check_events(text, origin, limits));
         docs = YAML::LoadAll(text);
         Walk walk(origin, limits);
         for (const auto& d : docs) {

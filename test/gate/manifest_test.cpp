@@ -154,6 +154,7 @@ BOOST_AUTO_TEST_CASE(bad_manifests_name_file_line_and_field) {
          "spec: {}\n",
          "jobs/pre.yaml:5:11: metadata.labels: must be a map"},
         {"alias bomb", alias_bomb(), "nodes once aliases are expanded"},
+        {"a lone comma (yaml-cpp 0.7 loops on it)", ",", "more than 200000 YAML nodes"},
         {"nested too deep",
          "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: " + std::string(200, '[') +
              std::string(200, ']') + "\n",
