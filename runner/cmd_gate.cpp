@@ -156,6 +156,11 @@ int run_gate(const GateOptions& o, Context& ctx) {
         log.line(Tone::failed, result.step.message);
     }
     log.section_end(section);
+    if (int sig = ctx.pending_signal();
+        sig != 0 && result.exit_code != k_exit_success && result.exit_code < 128) {
+        mark_cancelled(result.step, sig);
+        result.exit_code = exit_for_signal(sig);
+    }
     result.step.file = plan->manifest_path;
     report.steps.push_back(result.step);
     report.finished = ctx.clock.now();

@@ -49,11 +49,8 @@ Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
             if (std::chrono::steady_clock::now() >= deadline) {
                 Poco::Process::kill(handle);
                 (void)handle.wait();
-                return Status(
-                    Code::unauthorized,
-                    fmt::format(
-                        "{}: no answer within {}s, killed", who,
-                        std::chrono::duration_cast<std::chrono::seconds>(exec.timeout).count()));
+                return Status(Code::unauthorized, fmt::format("{}: no answer within {}, killed",
+                                                              who, format_duration(exec.timeout)));
             }
             pollfd p{out.readHandle(), POLLIN, 0};
             if (::poll(&p, 1, 50) <= 0) {

@@ -81,6 +81,10 @@ struct RunReport {
 
 // A copy of `report` with `mask` applied to every text a person or a process wrote
 // (messages, commands, history, holder, URLs): how secrets stay out of the reports.
+// A step that failed while the job was being cancelled (an API call or a plugin was
+// stopped by the signal) is reported as cancelled by `signal_number`.
+void mark_cancelled(StepReport& step, int signal_number);
+
 RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask);
 
 }  // namespace envgate

@@ -280,7 +280,12 @@ int Upgrade::run() {
         code = code == k_exit_success ? k_exit_failed : code;
     }
     if (int sig = m_ctx.pending_signal(); sig != 0 && code != k_exit_success && code < 128) {
-        code = exit_for_signal(sig);  // an API call or plugin stopped by the cancellation
+        for (StepReport& s : m_report.steps) {  // an API call or plugin stopped by it
+            if (s.state == StepState::failed) {
+                mark_cancelled(s, sig);
+            }
+        }
+        code = exit_for_signal(sig);
     }
     m_report.finished = m_ctx.clock.now();
     m_report.result = code == k_exit_success ? RunResult::success

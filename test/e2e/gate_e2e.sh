@@ -353,4 +353,24 @@ scenario_events_refused() {
     ok "events refused: one warning, both failures counted, exit 0"
 }
 
+# SIGTERM while the API keeps answering 500 (envgate is in its retry back-off): the
+# job ends within a second with 143 (cancelled), not 4 after the back-off ran out.
+scenario_sigterm_backoff() {
+    job_manifest "$T/ok.yaml" ok OnFailure 2 "$(job_script ok 'echo migrated')"
+    ctl fail --code 500 --verb create --resource jobs --count -1
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/ok.yaml" "$NS" "$T/rep")
+    wait_for 30 "two refused creates" bash -c "'$KUBESIM' ctl counters | jq -e '.requests[\"create jobs\"] >= 2'"
+    local t0 t1
+    t0=$(date +%s.%N)
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    t1=$(date +%s.%N)
+    expect_rc 143 "SIGTERM during the API retry back-off"
+    awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 1.0) }' ||
+        fail "exit took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')s after SIGTERM, want < 1s"
+    check_reports "$T/rep" e1 cancelled
+    ok "SIGTERM during API retry back-off: exit 143 in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s"
+}
+
 "scenario_$SCENARIO"
