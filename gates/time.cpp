@@ -133,6 +133,10 @@ std::optional<Duration> parse_duration(std::string_view s) {
     if (bare) {
         long v = 0;
         auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        constexpr long k_max_seconds = Duration::max().count() / 1000000;
+        if (ec == std::errc::result_out_of_range || v > k_max_seconds) {
+            return Duration::max();  // saturated: callers say "too long"
+        }
         if (ec != std::errc{}) {
             return std::nullopt;
         }
@@ -165,7 +169,11 @@ std::optional<Duration> parse_duration(std::string_view s) {
         } else {
             return std::nullopt;
         }
-        total += Duration(static_cast<long>(v * unit_us));
+        double us = v * unit_us;
+        if (us >= static_cast<double>(Duration::max().count() - total.count())) {
+            return Duration::max();  // saturated, never wrapped
+        }
+        total += Duration(static_cast<long>(us));
     }
     return total;
 }

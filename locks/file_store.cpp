@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "locks/record_json.h"
 
@@ -81,6 +82,13 @@ Result<Versioned> decode_record_file(const std::string& text, const std::string&
     if (j.is_object() && j.contains("revision")) {
         if (!j["revision"].is_number_integer() || j["revision"].get<std::int64_t>() < 0) {
             return Status(Code::invalid, "revision: expected a whole number");
+        }
+        if (j["revision"].is_number_unsigned() &&
+            j["revision"].get<std::uint64_t>() >=
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            // The next write would wrap to a negative revision (and its fencing token).
+            return Status(Code::invalid,
+                          "revision: " + j["revision"].dump() + " is too large to grow");
         }
         revision = j["revision"].get<std::int64_t>();
     }

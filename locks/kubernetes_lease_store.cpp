@@ -41,8 +41,8 @@ std::int64_t whole_seconds(Duration d) {
 
 json lease_spec(const LockRecord& r) {
     json spec = {{"leaseTransitions", r.lease_transitions}};
-    // The API server refuses a duration of 0 (422): a lock nobody holds (a release or an
-    // unlock) has none, so the field is left out.
+    // The API server refuses a leaseDurationSeconds <= 0 (422): a lock nobody holds (a
+    // release or an unlock) has none, so the field is left out.
     if (whole_seconds(r.lease_duration) > 0) {
         spec["leaseDurationSeconds"] = whole_seconds(r.lease_duration);
     }
@@ -86,7 +86,15 @@ Status overlay_spec(const json& spec, LockRecord& r) {
         }
     }
     if (present("leaseDurationSeconds")) {
-        r.lease_duration = std::chrono::seconds(spec["leaseDurationSeconds"].get<std::int64_t>());
+        // The API allows any positive int32; a lock lease outside 1 s .. a year is a
+        // Lease someone else wrote, and would overflow `renewTime + lease`.
+        std::int64_t seconds = spec["leaseDurationSeconds"].get<std::int64_t>();
+        bool held = present("holderIdentity");
+        if (seconds < 0 || (seconds == 0 && held) || seconds > 366LL * 24 * 3600) {
+            return Status(Code::invalid, "spec.leaseDurationSeconds " + std::to_string(seconds) +
+                                             " is not between 1 and 31622400 (a year)");
+        }
+        r.lease_duration = std::chrono::seconds(seconds);
     }
     if (present("leaseTransitions")) {
         r.lease_transitions = spec["leaseTransitions"].get<std::int64_t>();

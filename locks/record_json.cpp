@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "runner/secrets.h"
+
 namespace envgate::locks {
 namespace {
 
@@ -54,8 +56,18 @@ std::int64_t read_int(const json& j, const char* key) {
     return j[key].get<std::int64_t>();
 }
 
+// Lease durations and waiter TTLs: kept far below what microseconds can hold, so
+// that `renewed_at + lease` never overflows (a record says 2^62 seconds: refused).
+constexpr std::int64_t k_max_record_seconds = 366LL * 24 * 3600;
+
 Duration read_seconds(const json& j, const char* key) {
-    return std::chrono::seconds(read_int(j, key));
+    std::int64_t v = read_int(j, key);
+    if (v > k_max_record_seconds) {
+        throw std::invalid_argument(std::string(key) + ": " + std::to_string(v) +
+                                    " is too large (at most " +
+                                    std::to_string(k_max_record_seconds) + ", a year)");
+    }
+    return std::chrono::seconds(v);
 }
 
 // An optional object or array: absent and null read as absent, any other type is an
@@ -232,6 +244,7 @@ json to_json(const LockRecord& r) {
                                 {"at", time_or_null(t.at)},
                                 {"why", t.why}});
     }
+    mask_json_strings(j);  // a failure message may quote a secret; records never keep one
     return j;
 }
 

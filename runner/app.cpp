@@ -2,9 +2,13 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "runner/cli.h"
 #include "runner/real_clock.h"
+#include "runner/secrets.h"
 #include "runner/signals.h"
 
 namespace envgate {
@@ -12,20 +16,25 @@ namespace envgate {
 int run_main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     RealClock clock;
-    Context ctx{std::cin,
-                std::cout,
-                std::cerr,
-                clock,
-                [](const std::string& name) -> std::optional<std::string> {
-                    const char* v = std::getenv(name.c_str());
-                    if (v == nullptr) {
-                        return std::nullopt;
-                    }
-                    return std::string(v);
-                },
-                pending_signal};
+    auto getenv = [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        if (v == nullptr) {
+            return std::nullopt;
+        }
+        return std::string(v);
+    };
+    add_secrets_from_environment(getenv);
+    // Everything printed passes the masking point, whichever command prints it.
+    MaskingStreambuf out_buffer(std::cout.rdbuf());
+    MaskingStreambuf err_buffer(std::cerr.rdbuf());
+    std::ostream out(&out_buffer);
+    std::ostream err(&err_buffer);
+    Context ctx{std::cin, out, err, clock, getenv, pending_signal};
     install_signal_handlers();
-    return run_cli(args, ctx);
+    int code = run_cli(args, ctx);
+    out.flush();
+    err.flush();
+    return code;
 }
 
 }  // namespace envgate

@@ -118,6 +118,8 @@ Handler define_lock(CLI::App& app) {
     app.add_option("--step", o->step, "acquire: the step it is in; fail: the step that failed");
     app.add_option("--reason", o->reason, "fail: reason, e.g. MigrationsJobFailed");
     app.add_option("--message", o->message, "fail: what went wrong");
+    app.add_option("--kubeconfig", o->kubeconfig,
+                   "kubeconfig of the Lease store's cluster (default: $KUBECONFIG)");
     return [o](Context& ctx) { return run_lock(*o, ctx); };
 }
 
@@ -238,7 +240,20 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         ctx.err << "envgate: no command given\n";
         return k_exit_usage;
     }
-    return chosen(ctx);
+    try {
+        int code = chosen(ctx);
+        // A job cancelled while an API call gave up (or a plugin was killed) ends as
+        // cancelled: 128+N, as every waiting loop reports it.
+        if (int sig = ctx.pending_signal(); sig != 0 && code != k_exit_success && code < 128) {
+            return exit_for_signal(sig);
+        }
+        return code;
+    } catch (const std::exception& e) {  // the last resort: a message and exit 1, never abort()
+        ctx.err << "envgate: internal error: " << e.what() << "\n";
+    } catch (...) {
+        ctx.err << "envgate: internal error\n";
+    }
+    return k_exit_failed;
 }
 
 }  // namespace envgate

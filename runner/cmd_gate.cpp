@@ -26,12 +26,7 @@ struct Plan {
 };
 
 Result<Duration> duration_option(const std::string& flag, const std::string& text) {
-    auto d = parse_duration(text);
-    if (!d || d->count() <= 0) {
-        return Status(Code::invalid,
-                      fmt::format("{} \"{}\": not a duration (e.g. 90s, 30m, 6h)", flag, text));
-    }
-    return *d;
+    return parse_bounded_duration(flag, text, std::chrono::milliseconds(1));
 }
 
 // Options first, then the config (when present) fills what they left open.
@@ -125,7 +120,7 @@ int run_gate(const GateOptions& o, Context& ctx) {
         ctx.err << "envgate gate: " << rendered.status().message() << "\n";
         return k_exit_usage;
     }
-    auto session = open_kube_session({o.kubeconfig, plan->kube_context}, ctx, log);
+    auto session = open_kube_session({o.kubeconfig, plan->kube_context, std::nullopt}, ctx, log);
     if (!session) {
         ctx.err << "envgate gate: " << log.mask(session.status().message()) << "\n";
         return session.status().code() == Code::invalid ? k_exit_usage : k_exit_infra;
@@ -148,8 +143,24 @@ int run_gate(const GateOptions& o, Context& ctx) {
     log.section_start(section, fmt::format("envgate gate {} on {}: Job {}/{}", o.gate,
                                            o.environment, rendered->namespace_, rendered->name));
     GateRunner runner(*session->api, session->connect, ctx.clock, log);
-    GateResult result = runner.run(settings, *rendered);
+    GateResult result;
+    try {
+        result = runner.run(settings, *rendered);
+    } catch (const std::exception& e) {  // still write the reports that say so
+        result.step.name = o.gate;
+        result.step.kind = "gate";
+        result.step.state = StepState::failed;
+        result.step.reason = "InternalError";
+        result.step.message = std::string("envgate stopped on an internal error: ") + e.what();
+        result.exit_code = k_exit_failed;
+        log.line(Tone::failed, result.step.message);
+    }
     log.section_end(section);
+    if (int sig = ctx.pending_signal();
+        sig != 0 && result.exit_code != k_exit_success && result.exit_code < 128) {
+        mark_cancelled(result.step, sig);
+        result.exit_code = exit_for_signal(sig);
+    }
     result.step.file = plan->manifest_path;
     report.steps.push_back(result.step);
     report.finished = ctx.clock.now();

@@ -1,5 +1,6 @@
 #include "runner/cmd_lock.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "locks/describe.h"
@@ -15,6 +16,8 @@
 
 namespace envgate {
 namespace {
+
+constexpr Duration k_max_waiter_ttl = std::chrono::seconds(15);
 
 using namespace envgate::locks;
 
@@ -34,25 +37,26 @@ locks::QueueOrder to_locks(envgate::QueueOrder o) {
 }
 
 std::optional<Duration> duration_option(const std::optional<std::string>& text, const char* flag,
-                                        Duration fallback, Context& ctx) {
+                                        Duration fallback, Duration min, Context& ctx) {
     if (!text) {
         return fallback;
     }
-    auto d = parse_duration(*text);
+    auto d = parse_bounded_duration(flag, *text, min);
     if (!d) {
-        ctx.err << "envgate lock: " << flag << " \"" << *text
-                << "\" is not a duration (90s, 5m, 2h)\n";
+        ctx.err << "envgate lock: " << d.status().message() << "\n";
+        return std::nullopt;
     }
-    return d;
+    return *d;
 }
 
 // The kubernetes store: Leases in the lock's namespace on the cluster of the
 // environment's kube_context (KUBECONFIG, ~/.kube/config or in-cluster, as kubectl).
 // The store owns the API client.
 Result<std::unique_ptr<LockStore>> kubernetes_store(const LockSettings& s, const Environment* env,
-                                                    Context& ctx) {
+                                                    Context& ctx, const StoreOptions& options) {
     JobLog log(ctx.err, ctx.clock, log_settings_from(ctx.getenv, false));
-    KubeTarget target{std::nullopt, env ? env->kube_context : std::nullopt};
+    KubeTarget target{options.kubeconfig, env ? env->kube_context : std::nullopt,
+                      options.retry_budget};
     TRY_ASSIGN(KubeSession session, open_kube_session(target, ctx, log));
     std::shared_ptr<kube::KubeApi> api = std::move(session.api);
     return std::unique_ptr<LockStore>(std::make_unique<KubernetesLeaseStore>(api, s.namespace_));
@@ -72,8 +76,10 @@ int print_error(const Status& status, const LockTarget& t, const char* verb, Con
 }
 
 int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
-    auto hold_for = duration_option(o.hold_for, "--hold-for", t.hold_for, ctx);
-    auto wait = duration_option(o.wait_timeout, "--wait-timeout", t.spec.wait_timeout, ctx);
+    auto hold_for =
+        duration_option(o.hold_for, "--hold-for", t.hold_for, std::chrono::seconds(1), ctx);
+    auto wait =
+        duration_option(o.wait_timeout, "--wait-timeout", t.spec.wait_timeout, Duration{0}, ctx);
     if (!hold_for || !wait) {
         return k_exit_usage;
     }
@@ -146,18 +152,19 @@ int exit_for(const Status& status) {
 }
 
 std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
-                                       Context& ctx, int& exit) {
+                                       Context& ctx, int& exit,
+                                       const std::optional<std::string>& kubeconfig) {
     auto config = load_config(config_path);
     if (!config.is_ok()) {
         ctx.err << config.status().message() << "\n";
         exit = k_exit_usage;
         return std::nullopt;
     }
-    return lock_target(*config, name, ctx, exit);
+    return lock_target(*config, name, ctx, exit, {kubeconfig, std::nullopt});
 }
 
 std::optional<LockTarget> lock_target(const Config& config, const std::string& name, Context& ctx,
-                                      int& exit) {
+                                      int& exit, const StoreOptions& options) {
     const Config* c = &config;
     const Environment* env = c->find_environment(name);
     if (env == nullptr && name != "qa") {
@@ -169,7 +176,7 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     const LockSettings& s = env ? env->lock : c->default_lock;
     LockTarget t;
     if (s.store == LockStoreKind::kubernetes) {
-        auto store = kubernetes_store(s, env, ctx);
+        auto store = kubernetes_store(s, env, ctx, options);
         if (!store.is_ok()) {
             ctx.err << "envgate: lock " << name
                     << ": kubernetes lock store: " << store.status().message() << "\n";
@@ -185,7 +192,9 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     t.spec.order = to_locks(s.order);
     t.spec.lease_duration = s.lease_duration;
     t.spec.wait_timeout = s.wait_timeout;
-    t.spec.waiter_ttl = s.lease_duration;
+    // A waiter refreshes its queue entry every third of this; a killed one is skipped
+    // after it (locks/README.md), so it blocks a free lock for 15 s at most.
+    t.spec.waiter_ttl = std::min<Duration>(s.lease_duration, k_max_waiter_ttl);
     t.unlockers = env ? env->unlockers : c->default_unlockers;
     t.hold_for = s.hold_for;
     t.repair = repair_instructions(config, name);
@@ -194,7 +203,7 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
 
 int run_lock(const LockOptions& o, Context& ctx) {
     int exit = k_exit_usage;
-    auto target = resolve_lock(o.config_path, o.env, ctx, exit);
+    auto target = resolve_lock(o.config_path, o.env, ctx, exit, o.kubeconfig);
     if (!target) {
         return exit;
     }

@@ -24,6 +24,7 @@ struct LockOptions {
     std::string step;                         // acquire: the step; fail: the failed step
     std::string reason;                       // fail
     std::string message;                      // fail
+    std::optional<std::string> kubeconfig;    // the kubernetes store's cluster
 };
 
 int run_lock(const LockOptions& options, Context& ctx);
@@ -40,12 +41,18 @@ struct LockTarget {
 // Loads `config_path` and resolves lock `name` (an environment or `qa`, which uses
 // `defaults`). On failure prints to ctx.err and returns the exit status in `exit`.
 std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
-                                       Context& ctx, int& exit);
+                                       Context& ctx, int& exit,
+                                       const std::optional<std::string>& kubeconfig = {});
 
 struct Config;
+// How a command reaches a kubernetes lock store.
+struct StoreOptions {
+    std::optional<std::string> kubeconfig;  // --kubeconfig (else KUBECONFIG, as kubectl)
+    std::optional<Duration> retry_budget;   // see KubeTarget
+};
 // The same for an already loaded config.
 std::optional<LockTarget> lock_target(const Config& config, const std::string& name, Context& ctx,
-                                      int& exit);
+                                      int& exit, const StoreOptions& store = {});
 
 // The exit status for a Status that ended a lock command (2 for bad input, else 4).
 int exit_for(const Status& status);

@@ -23,19 +23,12 @@ Result<UpgradeSettings> settings_from(const RunOptions& o) {
     }
     s.delete_jobs_on_cancel = o.on_cancel == "delete";
     if (o.wait_timeout) {
-        auto d = parse_duration(*o.wait_timeout);
-        if (!d) {
-            return Status(Code::invalid, "--wait-timeout \"" + *o.wait_timeout +
-                                             "\": not a duration (90s, 30m, 2h)");
-        }
-        s.wait_timeout = *d;
+        TRY_ASSIGN(s.wait_timeout,
+                   parse_bounded_duration("--wait-timeout", *o.wait_timeout, Duration{0}));
     }
-    auto poll = parse_duration(o.poll_interval);
-    if (!poll || poll->count() <= 0) {
-        return Status(Code::invalid,
-                      "--poll-interval \"" + o.poll_interval + "\": not a duration (5s)");
-    }
-    s.poll_interval = *poll;
+    TRY_ASSIGN(Duration poll, parse_bounded_duration("--poll-interval", o.poll_interval,
+                                                     std::chrono::milliseconds(1)));
+    s.poll_interval = poll;
     return s;
 }
 

@@ -187,8 +187,9 @@ std::string repair_instructions(const Config& config, const std::string& name) {
 }
 
 int run_unlock(const UnlockOptions& o, Context& ctx) {
-    if (o.reason.empty()) {
-        ctx.err << "envgate unlock: --reason TEXT is required (it is kept in the lock history)\n";
+    if (o.reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+        ctx.err << "envgate unlock: --reason TEXT is required, and not blank (it is kept in the "
+                   "lock history)\n";
         return k_exit_usage;
     }
     auto config = load_config(o.config_path);

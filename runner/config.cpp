@@ -15,6 +15,8 @@
 #include "runner/config_check.h"
 #include "runner/config_lint.h"
 #include "runner/config_yaml.h"
+#include "runner/generate/glob.h"
+#include "runner/yaml_bounded.h"
 
 namespace envgate {
 namespace {
@@ -232,6 +234,12 @@ class ConfigParser {
         }
         if (auto n = node["paths"]) {
             env.paths = m_f.read_string_list(n, field + ".paths").value_or(env.paths);
+            for (size_t j = 0; n.IsSequence() && j < n.size() && j < env.paths.size(); ++j) {
+                if (std::string why = glob_error(env.paths[j]); !why.empty()) {
+                    m_f.error(m_f.where(n[j]), field + ".paths[" + std::to_string(j) + "]",
+                              "\"" + env.paths[j] + "\": " + why);
+                }
+            }
         }
         if (auto n = node["after"]) {
             env.after = m_f.read_string_list(n, field + ".after").value_or(env.after);
@@ -339,7 +347,7 @@ const char* queue_order_name(QueueOrder order) {
 
 Result<Config> parse_config(const std::string& text, const std::string& path) {
     try {
-        std::vector<YAML::Node> docs = YAML::LoadAll(text);
+        TRY_ASSIGN(std::vector<YAML::Node> docs, load_yaml_bounded(text, path));
         if (docs.empty() || docs[0].IsNull()) {
             return Status(Code::invalid,
                           path + ": the file is empty; it needs `version: 1` and `environments`");
@@ -357,6 +365,25 @@ Result<Config> parse_config(const std::string& text, const std::string& path) {
         return Status(Code::invalid, fmt::format("{}:{}:{}: YAML syntax error: {}", path,
                                                  e.mark.line + 1, e.mark.column + 1, e.msg));
     }
+}
+
+Result<Duration> parse_bounded_duration(const std::string& what, const std::string& text,
+                                        Duration min) {
+    auto d = parse_duration(text);
+    if (!d) {
+        return Status(Code::invalid, fmt::format("{} \"{}\" is not a duration (write e.g. 90s, "
+                                                 "5m, 2h, 1h30m)",
+                                                 what, text));
+    }
+    if (*d > k_max_duration) {
+        return Status(Code::invalid, fmt::format("{} \"{}\" is too long; the maximum is {}", what,
+                                                 text, format_duration(k_max_duration)));
+    }
+    if (*d < min) {
+        return Status(Code::invalid, fmt::format("{} \"{}\" is too short; the minimum is {}", what,
+                                                 text, format_duration(min)));
+    }
+    return *d;
 }
 
 Result<Config> load_config(const std::string& path) {

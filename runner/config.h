@@ -87,4 +87,13 @@ Result<Config> load_config(const std::string& path);
 // is where gate job manifests are looked up (they must exist).
 Result<Config> parse_config(const std::string& text, const std::string& path);
 
+// No duration envgate reads (config or flag) may exceed this: a year. Longer ones are
+// typos, and would overflow `now + duration`.
+inline constexpr Duration k_max_duration = std::chrono::hours(24 * 366);
+
+// `text` as a duration for `what` (a flag or field): "not a duration", "is too short"
+// (below `min`) or "is too long" (above k_max_duration) otherwise, as Code::invalid.
+Result<Duration> parse_bounded_duration(const std::string& what, const std::string& text,
+                                        Duration min);
+
 }  // namespace envgate

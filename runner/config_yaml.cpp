@@ -6,6 +6,8 @@
 #include <charconv>
 #include <set>
 
+#include "runner/config.h"
+
 namespace envgate {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -210,6 +212,12 @@ std::optional<Duration> YamlFields::read_duration(const YAML::Node& node, const 
     if (!d) {
         error(where(node), field,
               fmt::format("\"{}\" is not a duration (write e.g. 90s, 5m, 2h, 1h30m)", *text));
+        return std::nullopt;
+    }
+    if (*d > k_max_duration) {
+        error(where(node), field,
+              fmt::format("\"{}\" is too long; the maximum is {}", *text,
+                          format_duration(k_max_duration)));
         return std::nullopt;
     }
     if (*d < min) {

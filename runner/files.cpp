@@ -9,7 +9,10 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <random>
 #include <sstream>
+
+#include "runner/secrets.h"
 
 namespace envgate {
 namespace {
@@ -58,12 +61,22 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
                           "cannot create " + target.parent_path().string() + ": " + ec.message());
         }
     }
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // A fresh name, created here or not at all: never through a symlink or into a file
+    // someone placed in the report directory beforehand.
+    std::random_device random;
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+        tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
+        fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST) {
+            break;
+        }
+    }
     if (fd < 0) {
         return errno_status("cannot create", tmp);
     }
-    Status st = write_all(fd, content, tmp);
+    Status st = write_all(fd, mask_secrets(content), tmp);
     if (st.is_ok() && ::fsync(fd) != 0) {
         st = errno_status("cannot sync", tmp);
     }

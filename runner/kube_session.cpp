@@ -1,5 +1,7 @@
 #include "runner/kube_session.h"
 
+#include <algorithm>
+
 #include "runner/kube/http_kube_api.h"
 #include "runner/kube/kubeconfig.h"
 
@@ -17,8 +19,13 @@ Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, Jo
     log.add_secret(config.bearer_token.reveal());
     log.add_secret(config.client_key_pem.reveal());
     Clock& clock = ctx.clock;
-    auto connect = [config, &clock]() -> Result<std::unique_ptr<kube::KubeApi>> {
-        TRY_ASSIGN(auto api, kube::HttpKubeApi::create(config, clock));
+    kube::HttpOptions options;
+    if (target.retry_budget) {
+        options.retry.max_elapsed = *target.retry_budget;
+        options.request_timeout = std::max<Duration>(*target.retry_budget, std::chrono::seconds(1));
+    }
+    auto connect = [config, &clock, options]() -> Result<std::unique_ptr<kube::KubeApi>> {
+        TRY_ASSIGN(auto api, kube::HttpKubeApi::create(config, clock, options));
         return std::unique_ptr<kube::KubeApi>(std::move(api));
     };
     TRY_ASSIGN(auto api, connect());

@@ -19,6 +19,9 @@ namespace envgate {
 struct KubeTarget {
     std::optional<std::string> kubeconfig;  // --kubeconfig
     std::optional<std::string> context;     // --context or the environment's kube_context
+    // Bounds each call's retries and each request: a lock holder's renewals must give
+    // up before its renew deadline, not after the default minute of back-off.
+    std::optional<Duration> retry_budget;
 };
 
 struct KubeSession {

@@ -1,6 +1,9 @@
 #include "runner/real_clock.h"
 
+#include <algorithm>
 #include <thread>
+
+#include "runner/signals.h"
 
 namespace envgate {
 
@@ -9,7 +12,15 @@ TimePoint RealClock::now() {
 }
 
 void RealClock::sleep_until(TimePoint deadline) {
-    std::this_thread::sleep_until(deadline);
+    // In slices, so that a SIGTERM ends any wait (back-off, poll interval) within 50 ms.
+    constexpr auto k_slice = std::chrono::milliseconds(50);
+    while (pending_signal() == 0) {
+        TimePoint t = now();
+        if (t >= deadline) {
+            return;
+        }
+        std::this_thread::sleep_for(std::min<Duration>(deadline - t, k_slice));
+    }
 }
 
 }  // namespace envgate

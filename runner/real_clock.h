@@ -8,6 +8,7 @@ namespace envgate {
 class RealClock : public Clock {
   public:
     TimePoint now() override;
+    // Returns at `deadline`, or within 50 ms of a SIGTERM/SIGINT (runner/signals.h).
     void sleep_until(TimePoint deadline) override;
 };
 

@@ -92,4 +92,19 @@ Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates
     return core.status();
 }
 
+void GateEventRecorder::record(const JobIdentity& job, const gates::Event& event,
+                               const gates::GateMemory& memory, const std::string& instance,
+                               TimePoint now) {
+    Status recorded = record_gate_event(m_api, job, event, memory, instance, now);
+    if (recorded.is_ok()) {
+        return;
+    }
+    if (m_refused++ == 0) {
+        m_log.line(Tone::retrying, "warning: the gate's Events cannot be recorded (" +
+                                       recorded.message() +
+                                       "); gating goes on, the verdict is in the Job's "
+                                       "annotations and this log");
+    }
+}
+
 }  // namespace envgate

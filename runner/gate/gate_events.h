@@ -11,6 +11,7 @@
 #include "gates/time.h"
 #include "gates/verdict.h"
 #include "runner/kube/kube_api.h"
+#include "runner/report/job_log.h"
 
 namespace envgate {
 
@@ -37,5 +38,23 @@ nlohmann::json core_v1_event(const JobIdentity& job, const gates::Event& event,
 Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates::Event& event,
                          const gates::GateMemory& memory, const std::string& instance,
                          TimePoint now);
+
+// Records a gate's events best effort. Events are for `kubectl describe` readers; the
+// gate's verdict is in the Job's annotations and the job log. So a refused Event
+// (403 without RBAC for events, a 500) never fails the gate: the first refusal logs
+// one warning naming the cause, later ones are silent, and gating goes on.
+class GateEventRecorder {
+  public:
+    GateEventRecorder(kube::KubeApi& api, JobLog& log) : m_api(api), m_log(log) {}
+
+    void record(const JobIdentity& job, const gates::Event& event, const gates::GateMemory& memory,
+                const std::string& instance, TimePoint now);
+    int refused() const { return m_refused; }
+
+  private:
+    kube::KubeApi& m_api;
+    JobLog& m_log;
+    int m_refused = 0;
+};
 
 }  // namespace envgate

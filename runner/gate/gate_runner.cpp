@@ -69,7 +69,11 @@ bool deletion_may_be_in_flight(const std::set<std::string>& before,
 }  // namespace
 
 GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
-    : m_api(api), m_watch_api(std::move(watch_api)), m_clock(clock), m_log(log) {}
+    : m_api(api),
+      m_watch_api(std::move(watch_api)),
+      m_clock(clock),
+      m_log(log),
+      m_events(api, log) {}
 
 Result<json> GateRunner::launch(const RenderedJob& job) {
     kube::ResourceRef ref = kube::jobs(job.namespace_, job.name);
@@ -91,10 +95,56 @@ Result<json> GateRunner::launch(const RenderedJob& job) {
                         "it or rename the Job in the manifest",
                         job.namespace_, job.name, k_label_spec_hash, hash, job.spec_hash));
     }
+    TRY(check_fence(job, existing));
     m_log.line(Tone::plain,
                fmt::format("re-attached to Job {}/{} (same spec, created by an earlier run)",
                            job.namespace_, job.name));
     return existing;
+}
+
+// True when the Job has a Complete or Failed condition that is True.
+static bool job_finished(const json& job) {
+    if (!job.contains("status") || !job["status"].is_object() ||
+        !job["status"].contains("conditions") || !job["status"]["conditions"].is_array()) {
+        return false;
+    }
+    for (const auto& c : job["status"]["conditions"]) {
+        if (c.is_object() && c.contains("type") && c.contains("status") &&
+            (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A Job created under an earlier hold of the lock (a lower envgate.dev/fence) that
+// is still running may still be driven by that holder: it is not adopted as this
+// run's. A finished one is history, and its verdict stands.
+Status GateRunner::check_fence(const RenderedJob& job, const json& existing) {
+    auto token_of = [](const json& object) -> std::optional<long long> {
+        const json* labels = object.contains("metadata") && object["metadata"].contains("labels")
+                                 ? &object["metadata"]["labels"]
+                                 : nullptr;
+        if (labels == nullptr || !labels->is_object() || !labels->contains(k_label_fence) ||
+            !(*labels)[k_label_fence].is_string()) {
+            return std::nullopt;
+        }
+        try {
+            return std::stoll((*labels)[k_label_fence].get<std::string>());
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+    };
+    auto ours = token_of(job.object);
+    auto theirs = token_of(existing);
+    if (!ours || !theirs || *theirs >= *ours || job_finished(existing)) {
+        return Status::ok();
+    }
+    return Status(Code::conflict,
+                  fmt::format("Job {}/{} was created under an earlier hold of the lock (fencing "
+                              "token {} < {}) and is still running: it is not adopted. Once "
+                              "it is safe, delete it and rerun: kubectl -n {} delete job {}",
+                              job.namespace_, job.name, *theirs, *ours, job.namespace_, job.name));
 }
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
@@ -150,11 +200,11 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
             gates::Event earlier{"Warning", names.retry_event,
                                  "failed attempt " + std::to_string(at.observed_failures) +
                                      " (seen together with a later one; see the next event)"};
-            TRY(record_gate_event(m_api, id, earlier, at, settings.instance, m_clock.now()));
+            m_events.record(id, earlier, at, settings.instance, m_clock.now());
         }
     }
     if (v.event) {
-        TRY(record_gate_event(m_api, id, *v.event, v.memory, settings.instance, m_clock.now()));
+        m_events.record(id, *v.event, v.memory, settings.instance, m_clock.now());
     }
     if (pass.job && v.memory != memory) {
         json annotations = json::object();

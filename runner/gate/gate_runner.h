@@ -45,6 +45,7 @@ class GateRunner {
   private:
     struct Pass;
     Result<nlohmann::json> launch(const RenderedJob& job);
+    Status check_fence(const RenderedJob& job, const nlohmann::json& existing);
     // `departed`: pods deleted since the last pass, as last seen (they join this pass
     // when the list no longer has them).
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
@@ -61,6 +62,7 @@ class GateRunner {
     KubeApiFactory m_watch_api;
     Clock& m_clock;
     JobLog& m_log;
+    GateEventRecorder m_events;
 };
 
 }  // namespace envgate

@@ -4,8 +4,13 @@
 #include <Poco/SHA2Engine.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <utility>
+
+#include "runner/secrets.h"
+#include "runner/yaml_bounded.h"
 
 namespace envgate {
 namespace {
@@ -125,16 +130,8 @@ std::string job_name(std::string base, const std::string& hash) {
     return base + "-" + hash;
 }
 
-Result<std::vector<YAML::Node>> load_documents(const ManifestInput& in) {
-    try {
-        return YAML::LoadAll(in.text);
-    } catch (const YAML::Exception& e) {
-        return Status(Code::invalid, where(in, e.mark, "") + ": not valid YAML or JSON: " + e.msg);
-    }
-}
-
 Result<YAML::Node> find_job(const ManifestInput& in) {
-    TRY_ASSIGN(auto docs, load_documents(in));
+    TRY_ASSIGN(auto docs, load_yaml_bounded(in.text, in.origin));
     std::optional<YAML::Node> found;
     for (const auto& d : docs) {
         if (!d.IsMap() || !d["kind"] || !d["kind"].IsScalar() || d["kind"].Scalar() != "Job") {
@@ -151,6 +148,11 @@ Result<YAML::Node> find_job(const ManifestInput& in) {
         return Status(Code::invalid, in.origin + ": no document with kind: Job");
     }
     return *found;
+}
+
+bool is_secret_variable(const std::string& name, const Getenv& getenv) {
+    auto names = secret_variable_names(getenv);
+    return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace
@@ -181,6 +183,13 @@ Result<std::string> expand_variables(const std::string& text, const std::string&
                                                  name + "} for a literal)");
             }
             auto value = getenv(name);
+            if (is_secret_variable(name, getenv) || (value && holds_secret(*value))) {
+                return Status(Code::invalid,
+                              at + ": ${" + name +
+                                  "} holds a secret and is never expanded into a Job (the "
+                                  "cluster would store it in plain text); give the container "
+                                  "a Kubernetes Secret (env[].valueFrom.secretKeyRef)");
+            }
             if (!value) {
                 return Status(Code::invalid, at + ": ${" + name + "} is not set");
             }
@@ -210,6 +219,11 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
     };
     Converter converter{in, getenv};
     TRY_ASSIGN(json job, converter.convert(doc, ""));
+    try {
+        (void)job.dump();  // the API takes UTF-8 only; say so here, not when sending
+    } catch (const json::type_error&) {
+        return Status(Code::invalid, where(in, doc.Mark(), "") + ": text is not valid UTF-8");
+    }
     std::string api_version =
         job["apiVersion"].is_string() ? job["apiVersion"].get<std::string>() : "";
     if (api_version != "batch/v1") {
@@ -239,6 +253,11 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
     if (base.empty()) {
         return Status(Code::invalid,
                       where(in, doc.Mark(), "metadata.name") + ": the Job needs a name");
+    }
+    if (meta.contains("labels") && !meta["labels"].is_null() && !meta["labels"].is_object()) {
+        return Status(Code::invalid, where(in, std::as_const(doc)["metadata"]["labels"].Mark(),
+                                           "metadata.labels") +
+                                         ": must be a map of label names to values");
     }
     RenderedJob out;
     out.spec_hash = hash8(in.environment + "\n" + in.gate + "\n" + job["spec"].dump());

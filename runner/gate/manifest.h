@@ -19,6 +19,8 @@ inline constexpr const char* k_label_environment = "envgate.dev/environment";
 inline constexpr const char* k_label_gate = "envgate.dev/gate";
 inline constexpr const char* k_label_spec_hash = "envgate.dev/spec-hash";
 inline constexpr const char* k_label_pipeline = "envgate.dev/pipeline";
+// The fencing token of the lock hold that created the Job (`envgate run` only).
+inline constexpr const char* k_label_fence = "envgate.dev/fence";
 
 struct RenderedJob {
     std::string name;       // `<manifest name>-<hash8>`, at most 63 characters
@@ -39,8 +41,9 @@ struct ManifestInput {
 // True for the variables a manifest may use: ENVGATE_* and CI_*.
 bool variable_allowed(const std::string& name);
 
-// Expands `${NAME}` in `text` (and `$$` to `$`). A name outside the allow-list, or
-// one that is not set, is an error naming `where` and the variable.
+// Expands `${NAME}` in `text` (and `$$` to `$`). A name outside the allow-list, one
+// that is not set, or one that holds a secret (runner/secrets.h: CI_JOB_TOKEN,
+// ENVGATE_SECRET_VARS, ...) is an error naming `where` and the variable.
 Result<std::string> expand_variables(const std::string& text, const std::string& where,
                                      const Getenv& getenv);
 

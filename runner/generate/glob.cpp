@@ -216,6 +216,23 @@ std::vector<Run> literal_runs(std::string_view pattern) {
 
 }  // namespace
 
+std::string glob_error(std::string_view pattern) {
+    for (std::size_t p = 0; p < pattern.size(); ++p) {
+        if (pattern[p] == '\\') {
+            ++p;  // an escaped character, `\[` included
+        } else if (pattern[p] == '[') {
+            auto cls = match_class(pattern, p, '\0');
+            if (!cls) {
+                return "'[' at column " + std::to_string(p + 1) +
+                       " opens a character class that is never closed with ']' (write \\[ for "
+                       "a literal bracket)";
+            }
+            p = cls->end - 1;
+        }
+    }
+    return "";
+}
+
 bool glob_match(std::string_view pattern, std::string_view path) {
     std::string p = normalized(pattern);
     return Matcher(p, path).match(0, 0);

@@ -24,6 +24,10 @@ namespace envgate {
 //   unclosed '[' is matched literally.
 bool glob_match(std::string_view pattern, std::string_view path);
 
+// Why `pattern` is not a glob a person meant, or "" when it is: a '[' that opens a
+// class never closed (`app/[abc`), which glob_match would take literally.
+std::string glob_error(std::string_view pattern);
+
 // One glob compiled for many paths: the same answers as glob_match, with the
 // literal text every match must start with, end with and contain checked first,
 // so most non-matching paths cost a string comparison.

@@ -1,5 +1,8 @@
 #include "runner/kube/exec_credential.h"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <Poco/Exception.h>
 #include <Poco/Pipe.h>
 #include <Poco/PipeStream.h>
@@ -7,8 +10,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/secrets.h"
+#include "runner/signals.h"
+
 namespace envgate::kube {
 namespace {
+
+constexpr std::size_t k_max_output = 1024 * 1024;  // an ExecCredential is a few kB
 
 // What client-go passes in KUBERNETES_EXEC_INFO for a non-interactive run.
 std::string exec_info(const ExecConfig& exec) {
@@ -18,22 +26,63 @@ std::string exec_info(const ExecConfig& exec) {
     return info.dump();
 }
 
+// Reads the plugin's stdout until it exits, the timeout passes or a SIGTERM/SIGINT
+// arrives; the last two kill it. Its stderr goes to ours (prompts, warnings), as kubectl.
 Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
     Poco::Process::Env env(exec.env.begin(), exec.env.end());
     env["KUBERNETES_EXEC_INFO"] = exec_info(exec);
+    const std::string who = fmt::format("exec credential plugin {}", exec.command);
     try {
         Poco::Pipe out;
         Poco::ProcessHandle handle =
             Poco::Process::launch(exec.command, exec.args, nullptr, &out, nullptr, env);
-        Poco::PipeInputStream stream(out);
-        std::string output((std::istreambuf_iterator<char>(stream)),
-                           std::istreambuf_iterator<char>());
+        out.close(Poco::Pipe::CLOSE_WRITE);
+        const auto deadline = std::chrono::steady_clock::now() + exec.timeout;
+        std::string output;
+        char buf[4096];
+        while (true) {
+            if (int sig = pending_signal(); sig != 0) {
+                Poco::Process::kill(handle);
+                (void)handle.wait();
+                return Status(Code::cancelled, fmt::format("{}: stopped by signal {}", who, sig));
+            }
+            if (std::chrono::steady_clock::now() >= deadline) {
+                Poco::Process::kill(handle);
+                (void)handle.wait();
+                return Status(Code::unauthorized, fmt::format("{}: no answer within {}, killed",
+                                                              who, format_duration(exec.timeout)));
+            }
+            pollfd p{out.readHandle(), POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) {
+                continue;
+            }
+            ssize_t n = ::read(out.readHandle(), buf, sizeof buf);
+            if (n > 0 && output.size() < k_max_output) {
+                output.append(buf, static_cast<std::size_t>(n));
+            } else if (n == 0 || (n < 0 && errno != EINTR)) {
+                break;  // EOF: the plugin is done (or closed its stdout)
+            }
+        }
         exit_code = handle.wait();
         return output;
     } catch (const Poco::Exception& e) {
-        return Status(Code::unauthorized, fmt::format("exec credential plugin {}: cannot run: {}",
-                                                      exec.command, e.displayText()));
+        return Status(Code::unauthorized, fmt::format("{}: cannot run: {}", who, e.displayText()));
     }
+}
+
+// A string of the ExecCredential status; absent and null read as empty (client-go's
+// decoder does the same), any other type is refused without quoting the value.
+Result<std::string> string_field(const nlohmann::json& status, const char* key,
+                                 const std::string& who) {
+    auto it = status.find(key);
+    if (it == status.end() || it->is_null()) {
+        return std::string();
+    }
+    if (!it->is_string()) {
+        return Status(Code::unauthorized, fmt::format("{}: status.{} must be a string, not {}", who,
+                                                      key, it->type_name()));
+    }
+    return it->get<std::string>();
 }
 
 }  // namespace
@@ -45,21 +94,28 @@ Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec) {
     if (exit_code != 0) {
         return Status(Code::unauthorized, fmt::format("{}: exited with status {}", who, exit_code));
     }
+    return parse_exec_credential(output, who);
+}
+
+Result<ExecCredentials> parse_exec_credential(const std::string& output, const std::string& who) {
     nlohmann::json credential;
     try {
         credential = nlohmann::json::parse(output);
     } catch (const nlohmann::json::exception&) {
         return Status(Code::unauthorized, who + ": output is not an ExecCredential JSON object");
     }
-    if (!credential.is_object() || credential.value("kind", "") != "ExecCredential" ||
+    auto kind = credential.is_object() ? credential.find("kind") : credential.end();
+    if (!credential.is_object() || kind == credential.end() || *kind != "ExecCredential" ||
         !credential.contains("status") || !credential["status"].is_object()) {
         return Status(Code::unauthorized, who + ": output is not an ExecCredential with a status");
     }
     const auto& status = credential["status"];
     ExecCredentials out;
-    out.token = SecretString(status.value("token", ""));
-    out.client_cert_pem = status.value("clientCertificateData", "");
-    out.client_key_pem = SecretString(status.value("clientKeyData", ""));
+    TRY_ASSIGN(std::string token, string_field(status, "token", who));
+    TRY_ASSIGN(out.client_cert_pem, string_field(status, "clientCertificateData", who));
+    TRY_ASSIGN(std::string key, string_field(status, "clientKeyData", who));
+    out.token = SecretString(std::move(token));
+    out.client_key_pem = SecretString(std::move(key));
     if (out.token.empty() && out.client_cert_pem.empty()) {
         return Status(Code::unauthorized,
                       who + ": ExecCredential has neither token nor certificate");
@@ -79,6 +135,8 @@ Result<ExecCredentials> ExecCredentialProvider::get() {
     }
     ++m_runs;
     TRY_ASSIGN(ExecCredentials fresh, run_exec_plugin(m_exec));
+    add_secret(fresh.token.reveal());  // never printed, whoever prints what
+    add_secret(fresh.client_key_pem.reveal());
     m_cached = fresh;
     return fresh;
 }

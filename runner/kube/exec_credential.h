@@ -22,6 +22,9 @@ struct ExecCredentials {
 // the message never quotes the plugin's output (it holds the credential).
 Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec);
 
+// Parses what a plugin printed; errors start with `who` and never quote `output`.
+Result<ExecCredentials> parse_exec_credential(const std::string& output, const std::string& who);
+
 class ExecCredentialProvider {
   public:
     ExecCredentialProvider(ExecConfig exec, Clock& clock)

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runner/kube/errors.h"
+#include "runner/secrets.h"
 
 namespace envgate::kube {
 namespace {
@@ -166,19 +167,31 @@ Result<ObjectList> HttpKubeApi::list(const ResourceRef& collection, const ListOp
     return out;
 }
 
+namespace {
+
+// Every object envgate writes to the cluster leaves through here: masked (no secret
+// is ever stored in a Job, Event, Lease or annotation) and as valid UTF-8.
+std::string body_of(const nlohmann::json& object) {
+    nlohmann::json copy = object;
+    mask_json_strings(copy);
+    return copy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
 Result<nlohmann::json> HttpKubeApi::create(const ResourceRef& ref, const nlohmann::json& object) {
     const ResourceRef named = ref.with_name(object_name(object));
-    return call_json({"POST", ref.with_name({}).path(), named.describe(), object.dump()});
+    return call_json({"POST", ref.with_name({}).path(), named.describe(), body_of(object)});
 }
 
 Result<nlohmann::json> HttpKubeApi::update(const ResourceRef& ref, const nlohmann::json& object) {
-    return call_json({"PUT", ref.path(), ref.describe(), object.dump()});
+    return call_json({"PUT", ref.path(), ref.describe(), body_of(object)});
 }
 
 Result<nlohmann::json> HttpKubeApi::patch(const ResourceRef& ref,
                                           const nlohmann::json& merge_patch) {
-    return call_json(
-        {"PATCH", ref.path(), ref.describe(), merge_patch.dump(), "application/merge-patch+json"});
+    return call_json({"PATCH", ref.path(), ref.describe(), body_of(merge_patch),
+                      "application/merge-patch+json"});
 }
 
 Status HttpKubeApi::remove(const ResourceRef& ref, Propagation propagation) {

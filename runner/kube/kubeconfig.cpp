@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "runner/yaml_bounded.h"
+
 namespace envgate::kube {
 namespace {
 
@@ -107,6 +109,9 @@ Status add_entries(const YAML::Node& root, const char* list, const char* body_ke
         return invalid(file, list, "must be a list");
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].IsMap()) {
+            return invalid(file, fmt::format("{}[{}]", list, i), "must be a mapping");
+        }
         YAML::Node name = items[i]["name"];
         if (!name || !name.IsScalar()) {
             return invalid(file, fmt::format("{}[{}].name", list, i), "missing");
@@ -118,18 +123,24 @@ Status add_entries(const YAML::Node& root, const char* list, const char* body_ke
 }
 
 Status merge_file(const std::string& file, Merged& merged) {
-    YAML::Node root;
-    try {
-        root = YAML::LoadFile(file);
-    } catch (const YAML::BadFile&) {
-        return Status(Code::io, fmt::format("kubeconfig {}: cannot read the file", file));
-    } catch (const YAML::Exception& e) {
-        return Status(Code::invalid, fmt::format("kubeconfig {}:{}:{}: {}", file, e.mark.line + 1,
-                                                 e.mark.column + 1, e.msg));
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) {
+        return Status(Code::io, fmt::format("kubeconfig {}: is a directory", file));
     }
-    if (root.IsNull()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        return Status(Code::io, fmt::format("kubeconfig {}: cannot read the file", file));
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto docs = load_yaml_bounded(text.str(), "kubeconfig " + file);
+    if (!docs) {
+        return docs.status();
+    }
+    if (docs->empty() || docs->front().IsNull()) {
         return Status::ok();
     }
+    const YAML::Node& root = docs->front();
     if (!root.IsMap()) {
         return invalid(file, "(top level)", "must be a mapping");
     }
@@ -204,6 +215,16 @@ Status apply_user(const Entry& entry, RestConfig& config) {
     if (!node || node.IsNull()) {
         return Status::ok();  // a user with no credentials: anonymous
     }
+    if (!node.IsMap()) {
+        return invalid(entry.file, entry.field + ".user", "must be a mapping");
+    }
+    if (YAML::Node provider = node["auth-provider"]; provider && !provider.IsNull()) {
+        // kubectl dropped the built-in providers (gcp, azure, oidc) in 1.26; ignoring one
+        // would run anonymous and fail later with a puzzling 401/403.
+        return invalid(entry.file, entry.field + ".user.auth-provider",
+                       "auth-provider plugins are not supported; use an exec credential plugin "
+                       "(gke-gcloud-auth-plugin, kubelogin) or a token");
+    }
     TRY_ASSIGN(auto token, string_field(node, "token", entry, "user."));
     TRY_ASSIGN(auto token_file, string_field(node, "tokenFile", entry, "user."));
     if (token && !token->empty()) {
@@ -247,6 +268,9 @@ Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std
         return invalid(merged.files, "contexts", fmt::format("context \"{}\" not found", *name));
     }
     const Entry& ctx = context->second;
+    if (!ctx.body || !ctx.body.IsMap()) {
+        return invalid(ctx.file, ctx.field + ".context", "must be a mapping");
+    }
     RestConfig config;
     config.context_name = *name;
     config.source = ctx.file;
@@ -306,11 +330,16 @@ KubeconfigSources KubeconfigSources::from_environment() {
 Result<RestConfig> load_kubeconfig_files(const std::vector<std::string>& files,
                                          const std::optional<std::string>& context) {
     Merged merged;
-    for (const auto& file : files) {
-        merged.files += (merged.files.empty() ? "" : ":") + file;
-        TRY(merge_file(file, merged));
+    try {
+        for (const auto& file : files) {
+            merged.files += (merged.files.empty() ? "" : ":") + file;
+            TRY(merge_file(file, merged));
+        }
+        return resolve_context(merged, context);
+    } catch (const YAML::Exception& e) {  // a field of an unexpected shape
+        return Status(Code::invalid, fmt::format("kubeconfig {}:{}:{}: {}", merged.files,
+                                                 e.mark.line + 1, e.mark.column + 1, e.msg));
     }
-    return resolve_context(merged, context);
 }
 
 Result<RestConfig> load_rest_config(const KubeconfigSources& sources) {

@@ -3,6 +3,7 @@
 // Secrets sit in SecretString so that no one prints them by accident.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,9 @@ struct ExecConfig {
     std::string command;  // resolved against the kubeconfig's directory if it has a '/'
     std::vector<std::string> args;
     std::vector<std::pair<std::string, std::string>> env;
+    // A plugin that has not answered by then is killed (client-go has no bound; a hung
+    // plugin must not hold the lock forever). Also ended by SIGTERM/SIGINT.
+    std::chrono::milliseconds timeout = std::chrono::seconds(60);
 };
 
 struct RestConfig {

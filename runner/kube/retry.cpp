@@ -8,6 +8,8 @@
 #include <Poco/Exception.h>
 #include <fmt/format.h>
 
+#include "runner/signals.h"
+
 namespace envgate::kube {
 
 Duration Backoff::next() {
@@ -37,6 +39,10 @@ Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, 
                                       tries, tries == 1 ? "" : "s"));
         }
         clock.sleep_until(wake);
+        if (int sig = pending_signal(); sig != 0) {  // a cancelled job does not retry
+            return Status(Code::cancelled,
+                          fmt::format("{} (stopped by signal {})", result.status.message(), sig));
+        }
     }
 }
 

@@ -58,6 +58,7 @@ struct Attempt {
 // Runs `attempt` until it succeeds or fails with a non-transient code, sleeping between
 // tries on `clock`. Stops when the next sleep would pass `deadline` or the attempt budget
 // is spent, and returns the last failure with "(gave up after N attempts)" appended.
+// A SIGTERM/SIGINT received during a sleep ends it at once with Code::cancelled.
 Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, TimePoint deadline,
                        const std::function<Attempt()>& attempt);
 

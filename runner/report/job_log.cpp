@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "runner/report/text.h"
+
 namespace envgate {
 namespace {
 
@@ -49,25 +51,18 @@ Tone tone_for_state(const std::string& state) {
 }
 
 JobLog::JobLog(std::ostream& out, Clock& clock, LogSettings settings)
-    : m_out(out), m_clock(clock), m_settings(std::move(settings)) {}
-
-void JobLog::add_secret(const std::string& value) {
-    if (!value.empty()) {
-        m_settings.secrets.push_back(value);
+    : m_out(out), m_clock(clock), m_settings(std::move(settings)) {
+    for (const auto& secret : m_settings.secrets) {
+        envgate::add_secret(secret);
     }
 }
 
+void JobLog::add_secret(const std::string& value) {
+    envgate::add_secret(value);
+}
+
 std::string JobLog::mask(std::string text) const {
-    for (const auto& secret : m_settings.secrets) {
-        if (secret.empty()) {
-            continue;
-        }
-        for (size_t at = text.find(secret); at != std::string::npos;
-             at = text.find(secret, at + 8)) {
-            text.replace(at, secret.size(), "[MASKED]");
-        }
-    }
-    return text;
+    return mask_secrets(std::move(text));
 }
 
 std::string JobLog::section_name(const std::string& name) {
@@ -82,11 +77,12 @@ std::string JobLog::section_name(const std::string& name) {
 
 void JobLog::section_start(const std::string& name, const std::string& header, bool collapsed) {
     if (!m_settings.sections) {
-        m_out << mask(header) << "\n" << std::flush;
+        m_out << clean(header) << "\n" << std::flush;
         return;
     }
     m_out << "\x1b[0Ksection_start:" << unix_seconds(m_clock.now()) << ":" << section_name(name)
-          << "[collapsed=" << (collapsed ? "true" : "false") << "]\r\x1b[0K" << mask(header) << "\n"
+          << "[collapsed=" << (collapsed ? "true" : "false") << "]\r\x1b[0K" << clean(header)
+          << "\n"
           << std::flush;
 }
 
@@ -99,13 +95,28 @@ void JobLog::section_end(const std::string& name) {
           << std::flush;
 }
 
+// What a pod wrote (termination messages, log tails) reaches the log only through
+// here: without escapes or carriage returns (no forged `section_end`, no overwritten
+// lines) and with every further line indented under the first (no forged "success").
+std::string JobLog::clean(const std::string& text) const {
+    std::string out = mask(strip_control(text));
+    for (std::size_t at = out.find('\n'); at != std::string::npos; at = out.find('\n', at + 1)) {
+        out.insert(at + 1, "    ");
+    }
+    return out;
+}
+
 void JobLog::line(Tone tone, const std::string& text) {
     const char* on = m_settings.colour ? sgr(tone) : "";
-    m_out << on << mask(text) << (*on != '\0' ? "\x1b[0m" : "") << "\n" << std::flush;
+    m_out << on << clean(text) << (*on != '\0' ? "\x1b[0m" : "") << "\n" << std::flush;
+}
+
+void JobLog::output(const std::string& text) {
+    m_out << mask(text) << "\n" << std::flush;
 }
 
 void JobLog::command(const std::string& text) {
-    m_out << "\n    " << mask(text) << "\n\n";
+    m_out << "\n    " << clean(text) << "\n\n";
 }
 
 }  // namespace envgate

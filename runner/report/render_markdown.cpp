@@ -70,6 +70,10 @@ std::string render_markdown(const RunReport& r) {
         out << ", held by `" << md_cell(r.lock.holder) << "`";
     }
     out << ".\n";
+    if (r.lock.update_error) {
+        out << "\n**The lock was not updated at the end of the run:** "
+            << strip_control(*r.lock.update_error) << "\n";
+    }
     if (r.lock.unlock_command) {
         out << "\nIt stays held after the failure until a person unlocks it:\n\n```sh\n"
             << strip_control(*r.lock.unlock_command) << "\n```\n";

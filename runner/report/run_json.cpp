@@ -122,7 +122,8 @@ std::string render_run_json(const RunReport& r) {
                 {"holder", r.lock.holder},
                 {"holder_pipeline_url", opt(r.lock.holder_pipeline_url)},
                 {"holder_job_url", opt(r.lock.holder_job_url)},
-                {"unlock_command", opt(r.lock.unlock_command)}}},
+                {"unlock_command", opt(r.lock.unlock_command)},
+                {"update_error", opt(r.lock.update_error)}}},
               {"steps", steps}};
     return j.dump(2) + "\n";
 }
@@ -150,6 +151,7 @@ Result<RunReport> parse_run_json(const std::string& text, const std::string& ori
         r.lock.holder_pipeline_url = get_opt(l, "holder_pipeline_url");
         r.lock.holder_job_url = get_opt(l, "holder_job_url");
         r.lock.unlock_command = get_opt(l, "unlock_command");
+        r.lock.update_error = get_opt(l, "update_error");
         for (const auto& s : j.at("steps")) {
             r.steps.push_back(step_from(s));
         }

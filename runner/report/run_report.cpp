@@ -74,6 +74,13 @@ const StepReport* RunReport::failed_step() const {
     return nullptr;
 }
 
+void mark_cancelled(StepReport& step, int signal_number) {
+    step.state = StepState::cancelled;
+    step.message = "cancelled by signal " + std::to_string(signal_number) +
+                   (step.message.empty() ? "" : ": " + step.message);
+    step.reason = "Cancelled";
+}
+
 RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask) {
     RunReport r = report;
     auto opt = [&](std::optional<std::string>& v) {
@@ -95,6 +102,7 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
     opt(r.lock.holder_pipeline_url);
     opt(r.lock.holder_job_url);
     opt(r.lock.unlock_command);
+    opt(r.lock.update_error);
     opt(r.pipeline_url);
     opt(r.job_url);
     return r;

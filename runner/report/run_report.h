@@ -59,6 +59,9 @@ struct LockReport {
     std::optional<std::string> holder_pipeline_url;
     std::optional<std::string> holder_job_url;
     std::optional<std::string> unlock_command;  // set when held after a failure
+    // Set when the run's last write to the lock (release, or the failure policy) did not
+    // happen: the lock is not in the state the run meant to leave it in.
+    std::optional<std::string> update_error;
 };
 
 struct RunReport {
@@ -78,6 +81,10 @@ struct RunReport {
 
 // A copy of `report` with `mask` applied to every text a person or a process wrote
 // (messages, commands, history, holder, URLs): how secrets stay out of the reports.
+// A step that failed while the job was being cancelled (an API call or a plugin was
+// stopped by the signal) is reported as cancelled by `signal_number`.
+void mark_cancelled(StepReport& step, int signal_number);
+
 RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask);
 
 }  // namespace envgate

@@ -21,11 +21,11 @@ bool is_gate(const std::string& name) {
     return gates::gate_from_name(name).has_value();
 }
 
-std::string section_of(const std::string& env, const std::string& step) {
+}  // namespace
+
+std::string upgrade_section(const std::string& env, const std::string& step) {
     return "envgate_" + env + "_" + step;
 }
-
-}  // namespace
 
 Upgrade::Upgrade(const Config& config, const Environment& env, Context& ctx, JobLog& log,
                  ProcessRunner& processes, UpgradeSettings settings)
@@ -90,7 +90,8 @@ int Upgrade::plan() {
     }
     bool any_gate = std::any_of(m_plan.begin(), m_plan.end(), [](auto& p) { return p.gate; });
     if (any_gate) {
-        auto session = open_kube_session({m_settings.kubeconfig, m_env.kube_context}, m_ctx, m_log);
+        auto session = open_kube_session({m_settings.kubeconfig, m_env.kube_context, std::nullopt},
+                                         m_ctx, m_log);
         if (!session) {
             m_ctx.err << "envgate run: " << m_log.mask(session.status().message()) << "\n";
             return session.status().code() == Code::invalid ? k_exit_usage : k_exit_infra;
@@ -98,95 +99,6 @@ int Upgrade::plan() {
         m_kube = std::move(session).value();
     }
     return k_exit_success;
-}
-
-void Upgrade::fill_lock_report(const locks::LockRecord& record) {
-    LockReport& l = m_report.lock;
-    l.state = record.state == locks::LockState::free   ? LockState::free
-              : record.state == locks::LockState::held ? LockState::held
-                                                       : LockState::failed;
-    l.holder = record.holder ? record.holder->id : "";
-    l.holder_pipeline_url =
-        record.holder ? std::optional(record.holder->pipeline_url) : std::nullopt;
-    l.holder_job_url = record.holder ? std::optional(record.holder->job_url) : std::nullopt;
-    l.unlock_command = record.state == locks::LockState::failed
-                           ? std::optional(locks::unlock_command(record))
-                           : std::nullopt;
-}
-
-int Upgrade::lock() {
-    int exit = k_exit_usage;
-    m_lock = lock_target(m_config, m_env.name, m_ctx, exit);
-    if (!m_lock) {
-        return exit;
-    }
-    m_me = locks::holder_from_env(m_ctx.getenv, m_settings.holder);
-    m_lock->spec.step = "lock";
-    m_lock->spec.wait = m_settings.no_wait ? locks::Wait::no : locks::Wait::yes;
-    m_lock->spec.wait_timeout = m_settings.wait_timeout.value_or(m_lock->spec.wait_timeout);
-    StepReport& step = add_step("lock", "lock", m_config.path);
-    step.started = m_ctx.clock.now();
-    m_manager = std::make_unique<locks::LockManager>(*m_lock->store, m_ctx.clock, m_ctx.out,
-                                                     m_ctx.pending_signal,
-                                                     lock_manager_options(m_ctx.clock));
-    m_log.section_start(section_of(m_env.name, "lock"), "lock " + m_env.name + " for " + m_me.id);
-    auto got = m_manager->acquire(m_lock->spec, m_me);
-    m_log.section_end(section_of(m_env.name, "lock"));
-    step.finished = m_ctx.clock.now();
-    if (!got) {
-        step.state = StepState::failed;
-        step.reason = "LockStoreError";
-        step.message = got.status().message();
-        return exit_for(got.status());
-    }
-    fill_lock_report(got->record);
-    if (got->end == locks::AcquireEnd::acquired) {
-        step.state = StepState::passed;
-        step.message = got->decision.message;
-        m_holding = true;
-        start_heartbeat();
-        return k_exit_success;
-    }
-    step.state =
-        got->end == locks::AcquireEnd::cancelled ? StepState::cancelled : StepState::failed;
-    step.reason =
-        got->record.state == locks::LockState::failed ? "LockHeldAfterFailure" : "LockNotObtained";
-    step.message = got->decision.message;
-    if (got->record.state == locks::LockState::failed) {
-        step.message += " Failure: " + locks::describe_failure(got->record);
-        step.command = locks::unlock_command(got->record);
-        m_log.line(Tone::failed, "the environment is held after a failure; to unlock it:");
-        m_log.command(*step.command);
-    }
-    if (got->end == locks::AcquireEnd::cancelled) {
-        return exit_for_signal(got->signal);
-    }
-    return k_exit_lock_not_obtained;
-}
-
-void Upgrade::start_heartbeat() {
-    int exit = 0;
-    m_beat_lock = lock_target(m_config, m_env.name, m_ctx, exit);
-    if (!m_beat_lock) {
-        return;
-    }
-    m_beat_lock->spec = m_lock->spec;
-    m_beat_manager = std::make_unique<locks::LockManager>(*m_beat_lock->store, m_ctx.clock,
-                                                          m_ctx.err, [] { return 0; });
-    auto every =
-        std::chrono::duration_cast<std::chrono::microseconds>(m_lock->spec.lease_duration / 3);
-    m_heartbeat = std::make_unique<locks::Heartbeat>(every, [this] {
-        auto d = m_beat_manager->renew(m_beat_lock->spec, m_me);
-        return d.is_ok() && d->outcome != locks::Outcome::refused;
-    });
-}
-
-void Upgrade::renew_step(const std::string& step) {
-    m_lock->spec.step = step;
-    if (m_beat_lock) {
-        m_beat_lock->spec.step = step;
-    }
-    (void)m_manager->renew(m_lock->spec, m_me);  // the step is informative; a miss is harmless
 }
 
 int Upgrade::run_shell_step(const Planned& p, StepReport& step) {
@@ -197,9 +109,14 @@ int Upgrade::run_shell_step(const Planned& p, StepReport& step) {
         env["KUBECONFIG"] = *m_settings.kubeconfig;
     }
     m_log.line(Tone::plain, "$ " + p.command);
+    // A lost lock stops the step soon enough that it is gone before the lease ends.
+    Duration grace = std::chrono::seconds(10);
+    if (m_lock) {
+        grace = std::min(grace, m_lock->spec.lease_duration / 6);
+    }
     auto exit = m_processes.run(
-        {p.command, env, std::chrono::seconds(10)},
-        [this](const std::string& line) { m_log.line(Tone::plain, line); }, m_ctx.pending_signal);
+        {p.command, env, grace}, [this](const std::string& line) { m_log.output(line); },
+        stop_signal());
     step.attempts = 1;
     if (!exit) {
         step.state = StepState::failed;
@@ -234,9 +151,13 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     settings.poll_interval = m_settings.poll_interval;
     settings.on_cancel = m_settings.delete_jobs_on_cancel ? OnCancel::remove : OnCancel::leave;
     settings.instance = "envgate-" + m_me.id;
-    settings.pending_signal = m_ctx.pending_signal;
+    settings.pending_signal = stop_signal();
+    RenderedJob job = *p.job;
+    if (m_fence) {  // a later holder's Jobs carry a higher token; see GateRunner::launch
+        job.object["metadata"]["labels"][k_label_fence] = std::to_string(m_fence->token());
+    }
     GateRunner runner(*m_kube->api, m_kube->connect, m_ctx.clock, m_log);
-    GateResult result = runner.run(settings, *p.job);
+    GateResult result = runner.run(settings, job);
     std::string file = step.file;
     step = std::move(result.step);
     step.file = file;
@@ -245,7 +166,7 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
 
 int Upgrade::run_qa(const Planned& p, StepReport& step) {
     int exit = k_exit_usage;
-    auto qa = lock_target(m_config, "qa", m_ctx, exit);
+    auto qa = lock_target(m_config, "qa", m_ctx, exit, {m_settings.kubeconfig, std::nullopt});
     if (!qa) {
         step.state = StepState::failed;
         step.reason = "LockStoreError";
@@ -287,10 +208,15 @@ int Upgrade::run_steps() {
     for (size_t i = 0; i < m_plan.size(); ++i) {
         const Planned& p = m_plan[i];
         add_step(p.name, p.gate ? "gate" : "step", p.file).started = m_ctx.clock.now();
-        renew_step(p.name);
-        m_log.section_start(section_of(m_env.name, p.name), p.name + " on " + m_env.name);
-        int code = run_planned(p, m_report.steps.back());
-        m_log.section_end(section_of(m_env.name, p.name));
+        int code = k_exit_success;
+        if (Status held = still_holding(p.name); !held.is_ok()) {
+            (void)stopped_for_lock(m_report.steps.back(), code);  // never started
+        } else {
+            m_log.section_start(upgrade_section(m_env.name, p.name), p.name + " on " + m_env.name);
+            code = run_planned(p, m_report.steps.back());
+            (void)stopped_for_lock(m_report.steps.back(), code);
+            m_log.section_end(upgrade_section(m_env.name, p.name));
+        }
         StepReport& done = m_report.steps.back();
         done.started = done.started.value_or(m_ctx.clock.now());
         done.finished = m_ctx.clock.now();
@@ -306,50 +232,61 @@ int Upgrade::run_steps() {
     return k_exit_success;
 }
 
-void Upgrade::settle(int exit_code) {
-    if (m_heartbeat) {
-        m_heartbeat->stop();
-    }
-    if (!m_holding) {
-        return;
-    }
-    const StepReport* failed = m_report.failed_step();
-    Result<locks::Decision> d = Status(Code::failed, "not settled");
-    if (exit_code == k_exit_success) {
-        d = m_manager->release(m_env.name, m_me);
-    } else {
-        locks::Failure f{failed ? failed->name : "run", failed ? failed->reason : "Failed",
-                         failed ? failed->message : "the upgrade failed", m_ctx.clock.now()};
-        d = m_manager->fail(m_lock->spec, m_me, f);
-    }
-    if (!d) {
-        m_log.line(Tone::failed, "the lock could not be updated: " + d.status().message());
-    }
-    auto current = m_lock->store->read(m_env.name);
-    if (current) {
-        fill_lock_report(current->record);
-        if (current->record.state == locks::LockState::failed) {
-            m_log.line(Tone::failed,
-                       fmt::format("{} stays locked after the failure ({}); once it "
-                                   "is safe, unlock it:",
-                                   m_env.name, locks::describe_failure(current->record)));
-            m_log.command(locks::unlock_command(current->record));
+void Upgrade::record_internal_error(const std::string& what) {
+    StepReport* current = nullptr;
+    for (StepReport& s : m_report.steps) {
+        if (s.started && !s.finished) {
+            current = &s;
         }
     }
+    if (current == nullptr) {
+        current = &add_step("run", "step", m_config.path);
+        current->started = m_ctx.clock.now();
+    }
+    current->finished = m_ctx.clock.now();
+    current->state = StepState::failed;
+    current->reason = "InternalError";
+    current->message = "envgate stopped on an internal error: " + what;
+    m_log.line(Tone::failed, current->message);
+}
+
+int Upgrade::guarded(int (Upgrade::*stage)()) {
+    try {
+        return (this->*stage)();
+    } catch (const std::exception& e) {  // no input may crash a run that may hold the lock
+        record_internal_error(e.what());
+    } catch (...) {
+        record_internal_error("unknown exception");
+    }
+    return k_exit_failed;
 }
 
 int Upgrade::run() {
     m_report.started = m_ctx.clock.now();
-    int code = plan();
+    int code = guarded(&Upgrade::plan);
     if (code != k_exit_success) {
         m_report.lock.name.clear();  // not touched: its state is not this run's to report
     } else {
-        code = lock();
+        code = guarded(&Upgrade::lock);
     }
     if (code == k_exit_success) {
-        code = run_steps();
+        code = guarded(&Upgrade::run_steps);
     }
-    settle(code);
+    try {
+        code = settle(code);
+    } catch (const std::exception& e) {
+        m_report.lock.update_error = std::string("the lock could not be updated: ") + e.what();
+        m_log.line(Tone::failed, *m_report.lock.update_error);
+        code = code == k_exit_success ? k_exit_failed : code;
+    }
+    if (int sig = m_ctx.pending_signal(); sig != 0 && code != k_exit_success && code < 128) {
+        for (StepReport& s : m_report.steps) {  // an API call or plugin stopped by it
+            if (s.state == StepState::failed) {
+                mark_cancelled(s, sig);
+            }
+        }
+        code = exit_for_signal(sig);
+    }
     m_report.finished = m_ctx.clock.now();
     m_report.result = code == k_exit_success ? RunResult::success
                       : code >= 128          ? RunResult::cancelled

@@ -5,7 +5,10 @@
 // Everything it did lands in a RunReport, whatever the outcome.
 #pragma once
 
+#include <csignal>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,9 +22,14 @@
 #include "runner/kube_session.h"
 #include "runner/report/job_log.h"
 #include "runner/report/run_report.h"
+#include "runner/run/fence.h"
 #include "runner/step_runner.h"
 
 namespace envgate {
+
+// What stop_signal() returns when the lock is lost: the step runner then ends the
+// step's process group as it would on a cancellation.
+inline constexpr int k_lock_lost_signal = SIGTERM;
 
 struct UpgradeSettings {
     std::optional<std::string> holder;  // --holder outside CI
@@ -31,6 +39,9 @@ struct UpgradeSettings {
     std::optional<std::string> kubeconfig;
     Duration poll_interval = std::chrono::seconds(5);
 };
+
+// The job-log section of `step` of the upgrade of `env`.
+std::string upgrade_section(const std::string& env, const std::string& step);
 
 class Upgrade {
   public:
@@ -58,8 +69,24 @@ class Upgrade {
     int run_shell_step(const Planned& p, StepReport& step);
     int run_gate(const Planned& p, StepReport& step);
     int run_qa(const Planned& p, StepReport& step);
-    void renew_step(const std::string& step);
-    void settle(int exit_code);
+    // The fencing choke point (runner/run/fence.h): renews the lock, records `step` in
+    // it, and fails unless this run can prove it still holds the lock. Every step and
+    // gate (which creates a Job) passes it first.
+    Status still_holding(const std::string& step);
+    bool judge_renewal(const Result<locks::Decision>& d, TimePoint sent);
+    // What the step and gate loops poll: a SIGTERM/SIGINT, or k_lock_lost_signal once
+    // the lock can no longer be proven (they then stop the step's process group).
+    std::function<int()> stop_signal();
+    // After a step or gate: if the lock was lost meanwhile, marks `step` LockLost and
+    // sets `code`.
+    bool stopped_for_lock(StepReport& step, int& code);
+    // Releases the lock (success) or applies the failure policy; returns the exit
+    // status, non-zero when a release could not be written.
+    int settle(int exit_code);
+    // Runs one stage; an exception escaping it fails the step in progress (reason
+    // InternalError) so that the failure policy and the reports still apply.
+    int guarded(int (Upgrade::*stage)());
+    void record_internal_error(const std::string& what);
     void fill_lock_report(const locks::LockRecord& record);
     StepReport& add_step(const std::string& name, const std::string& kind, const std::string& file);
 
@@ -80,7 +107,11 @@ class Upgrade {
     std::optional<LockTarget> m_beat_lock;
     std::unique_ptr<locks::LockManager> m_beat_manager;
     std::unique_ptr<locks::Heartbeat> m_heartbeat;
+    std::mutex m_beat_mutex;  // m_beat_lock->spec.step, written here, read by the heartbeat
+    std::unique_ptr<LockFence> m_fence;
+    std::optional<std::string> m_lock_lost;  // why this run stopped holding the lock
     void start_heartbeat();
+    StoreOptions store_options() const;
 };
 
 }  // namespace envgate

@@ -515,7 +515,7 @@ scenario_failed_then_deleted() {
     log_lacks "$T/gate.log" "JobDeleted"
     log_lacks "$T/gate.log" "creates the Job again"
     check_reports "$T/rep" e1 failed MigrationsJobFailed
-    ok "failing Job deleted: MigrationsJobFailed with BackoffLimitExceeded and exit 7"
+    ok "failing Job deleted: MigrationsJobFailed with BackoffLimitExceeded and exit 1"
 }
 
 # Issue 11, defect 4. A pod deleted by hand (it ignores SIGTERM, so it stays terminating
@@ -631,6 +631,42 @@ echo 'shard 1 locked' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; sleep 60")
         "$T/gate.log" >/dev/null || fail "the failure lacks the failed indexes: $(grep '^pre-migrations: failed' "$T/gate.log")"
     log_lacks "$T/gate.log" "2147483647"
     ok "Indexed, backoffLimitPerIndex: counted per index, failed indexes named"
+
+# Events are best effort: with every Event create refused (403, as without RBAC for
+# events), the gate still counts both failed runs, warns once and passes.
+scenario_events_refused() {
+    crash_then_pass "$T/crash.yaml" crash 2
+    ctl fail --code 403 --verb create --resource events --count -1
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")
+    expect_rc 0 "crash twice, then pass, every Event refused"
+    log_has "$T/gate.log" "attempt 2 of 6 failed, 4 left"
+    log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    [[ $(log_count "$T/gate.log" "Events cannot be recorded") == 1 ]] ||
+        fail "want exactly one warning about the refused Events"
+    log_has "$T/gate.log" "403"
+    check_reports "$T/rep" e1 success
+    ok "events refused: one warning, both failures counted, exit 0"
+}
+
+# SIGTERM while the API keeps answering 500 (envgate is in its retry back-off): the
+# job ends within a second with 143 (cancelled), not 4 after the back-off ran out.
+scenario_sigterm_backoff() {
+    job_manifest "$T/ok.yaml" ok OnFailure 2 "$(job_script ok 'echo migrated')"
+    ctl fail --code 500 --verb create --resource jobs --count -1
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/ok.yaml" "$NS" "$T/rep")
+    wait_for 30 "two refused creates" bash -c "'$KUBESIM' ctl counters | jq -e '.requests[\"create jobs\"] >= 2'"
+    local t0 t1
+    t0=$(date +%s.%N)
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    t1=$(date +%s.%N)
+    expect_rc 143 "SIGTERM during the API retry back-off"
+    awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 1.0) }' ||
+        fail "exit took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')s after SIGTERM, want < 1s"
+    check_reports "$T/rep" e1 cancelled
+    ok "SIGTERM during API retry back-off: exit 143 in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s"
 }
 
 "scenario_$SCENARIO"

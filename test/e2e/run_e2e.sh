@@ -155,35 +155,76 @@ scenario_lock_held() {
 # planted where envgate sees them: the secret in the Job's env (termination message and
 # logs) and in the deploy step's output, the token in the step's output too. Neither may
 # appear in any output or report file.
+# write_store_config STORE DEPLOY_COMMAND: write_config with the lock in STORE (file, or
+# kubernetes: Leases in the namespace envgate-locks).
+write_store_config() {
+    write_config "$2"
+    if [[ $1 == kubernetes ]]; then
+        sed -i "s|lock: { store: file, path: $T/locks, on_failure: hold }|lock: { store: kubernetes, namespace: envgate-locks, on_failure: hold }|" "$CFG"
+    fi
+}
+
+# Planted secrets: a value named in ENVGATE_SECRET_VARS, GitLab's CI_JOB_TOKEN,
+# CI_REGISTRY_PASSWORD and CI_DEPLOY_PASSWORD, and the kubeconfig's bearer token. A step
+# prints them all; a gate's container prints them into its termination message, so its
+# failure carries them into the lock record, the Events and the reports. Then no
+# output, report, lock record (file or Lease) or object in the cluster (Jobs, Events,
+# Leases) holds any of them; and ${CI_JOB_TOKEN} in a manifest is refused, not expanded.
 scenario_secrets() {
-    local token secret=s3cr3t-planted-value-42
+    local token
     token=$(sed -nE 's/^ *token: *"?([^" ]+)"?.*/\1/p' "$KUBECONFIG" | head -1)
     [[ -n $token ]] || fail "no token in the TLS kubeconfig"
-    export CI_DB_PASSWORD=$secret ENVGATE_SECRET_VARS=CI_DB_PASSWORD PLANTED_TOKEN=$token
-    local counter=$T/pre.count
-    job_manifest "$T/pre.yaml" pre OnFailure 3 "$(job_script pre "$(count_runs "$counter")
-echo \"connecting with \$DB_PASSWORD\"
-if [ \$n -le 1 ]; then echo \"auth failed for \$DB_PASSWORD\" > \"\$KUBESIM_TERMINATION_LOG\"; sleep 0.5; exit 1; fi
-sleep 0.5")"
-    sed -i 's/^          command: \(.*\)/          command: \1\n          env:\n            - name: DB_PASSWORD\n              value: "${CI_DB_PASSWORD}"/' "$T/pre.yaml"
-    ok_job post
-    write_config 'echo password $CI_DB_PASSWORD token $PLANTED_TOKEN; exit 4'
-    run_envgate 90 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
-    expect_rc 1 "the deploy step fails"
-    log_has "$T/run.log" "retrying (RetryingPreMigrations)"
-    "${K[@]}" get jobs -n "$NS" -o json | grep -qF "$secret" || fail "the secret was not planted in the Job"
-    "$ENVGATE" status --config "$CFG" >"$T/status.log" 2>&1 || true
-    "$ENVGATE" gate --env e1 --gate pre-migrations --manifest "$T/pre.yaml" --namespace "$NS" \
-        --report-dir "$T/rep-gate" >"$T/gate.log" 2>&1 || true
-    local f leaked=()
+    export ENVGATE_SECRET_VARS=CI_DB_PASSWORD CI_DB_PASSWORD=planted-db-s3cr3t-1 \
+        CI_JOB_TOKEN=glcbt-planted-job-token-2 CI_REGISTRY_PASSWORD=planted-registry-pw-3 \
+        CI_DEPLOY_PASSWORD=planted-deploy-pw-4 PLANTED_TOKEN=$token
+    local planted=("$CI_DB_PASSWORD" "$CI_JOB_TOKEN" "$CI_REGISTRY_PASSWORD" "$CI_DEPLOY_PASSWORD" "$token")
+    mkdir -p "$T/in"
+    printf 'auth failed: %s %s %s %s %s\n' "${planted[@]}" >"$T/in/secret.txt"
+    ok_job pre
+    job_manifest "$T/post.yaml" post OnFailure 0 "$(job_script post "cat '$T/in/secret.txt' >\"\$KUBESIM_TERMINATION_LOG\"; cat '$T/in/secret.txt'; exit 1")"
+    local store
+    for store in file kubernetes; do
+        write_store_config "$store" 'echo db $CI_DB_PASSWORD job $CI_JOB_TOKEN reg $CI_REGISTRY_PASSWORD deploy $CI_DEPLOY_PASSWORD kube $PLANTED_TOKEN'
+        run_envgate 90 "$T/run-$store.log" run --env e1 --config "$CFG" --report-dir "$T/rep-$store"
+        expect_rc 1 "post-migrations fails ($store store)"
+        log_has "$T/run-$store.log" "db [MASKED] job [MASKED] reg [MASKED] deploy [MASKED] kube [MASKED]"
+        "$ENVGATE" status --config "$CFG" >"$T/status-$store.log" 2>&1 || true
+        "$ENVGATE" status e1 --config "$CFG" --output json >"$T/status-$store.json" 2>&1 || true
+        grep -qF "[MASKED]" "$T/status-$store.json" || fail "status --output json lacks the masked failure"
+        "$ENVGATE" unlock e1 --reason "checked by hand" --config "$CFG" >"$T/unlock-$store.log" 2>&1 ||
+            fail "unlock ($store store) failed: $(cat "$T/unlock-$store.log")"
+    done
+    # A manifest that names a secret is refused before anything is created.
+    sed 's|command: \["sh"|env: [{name: T, value: "${CI_JOB_TOKEN}"}]\n          command: ["sh"|' \
+        "$T/pre.yaml" >"$T/in/token.yaml"
+    local jobs_before
+    jobs_before=$(jobs_in "$NS" | wc -l)
+    run_envgate 30 "$T/gate-token.log" gate --env e1 --gate pre-migrations --manifest "$T/in/token.yaml" \
+        --namespace "$NS" --report-dir "$T/rep-gate"
+    expect_rc 2 "\${CI_JOB_TOKEN} in a manifest"
+    log_has "$T/gate-token.log" "\${CI_JOB_TOKEN} holds a secret and is never expanded into a Job"
+    [[ $(jobs_in "$NS" | wc -l) == "$jobs_before" ]] || fail "a Job was created from the refused manifest"
+    # Every object envgate wrote to the cluster, as the API serves it.
+    local kind
+    for kind in jobs pods events events.events.k8s.io leases; do
+        "${K[@]}" get "$kind" -A -o json >"$T/cluster-$kind.json"
+    done
+    local f n total=0 files=0 leaked=()
     while IFS= read -r -d '' f; do
-        if grep -qF -e "$secret" -e "$token" "$f"; then leaked+=("$f"); fi
-    done < <(find "$T" \( -path "$T/locks" -o -name kubeconfig -o -name '*.sh' -o -name '*.yaml' \
-        -o -name 'kubesim.log' -o -path "$T/.kube" \) -prune -o -type f -print0)
-    [[ ${#leaked[@]} == 0 ]] || fail "secret or token found in: ${leaked[*]}"
-    [[ -f $T/rep/junit.xml && -f $T/rep-gate/junit.xml && -s $T/run.log ]] ||
-        fail "no reports or log to check"
-    ok "planted token and ENVGATE_SECRET_VARS value absent from every output and report"
+        files=$((files + 1))
+        n=$({ grep -oF -e "${planted[0]}" -e "${planted[1]}" -e "${planted[2]}" \
+            -e "${planted[3]}" -e "${planted[4]}" "$f" || true; } | wc -l)
+        if ((n > 0)); then leaked+=("$f:$n"); total=$((total + n)); fi
+    done < <(find "$T" \( -path "$T/in" -o -name kubeconfig -o -name '*.sh' -o -name '*.yaml' \
+        -o -name 'kubesim.log' -o -path "$T/.kube" -o -name 'cluster-pods.json' \) -prune -o -type f -print0)
+    [[ ${#leaked[@]} == 0 ]] || fail "planted secrets found ($total occurrences) in: ${leaked[*]}"
+    [[ -f $T/rep-file/junit.xml && -f $T/rep-kubernetes/junit.xml && -s $T/locks/e1.json ]] ||
+        fail "no reports or lock record to check"
+    grep -qF "[MASKED]" "$T/locks/e1.json" || fail "the file lock record lacks the masked failure"
+    jq -e '[.items[] | select(.metadata.name == "envgate-e1")] | length == 1' "$T/cluster-leases.json" >/dev/null ||
+        fail "no Lease envgate-e1 to check"
+    echo "planted-secret occurrences: $total in $files files (outputs, reports, lock records, Jobs, Events, Leases)"
+    ok "5 planted secrets: 0 occurrences in every output, report, lock record and cluster object"
 }
 
 "scenario_$SCENARIO"

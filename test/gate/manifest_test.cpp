@@ -37,6 +37,21 @@ Getenv env_of(std::map<std::string, std::string> vars) {
     };
 }
 
+// Nine levels of nine aliases each: 9^9 (387 million) nodes for any walk that expands them.
+std::string alias_bomb() {
+    std::string out =
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  a0: &a0 [lol]\n";
+    for (int i = 1; i <= 9; ++i) {
+        std::string prev = "*a" + std::to_string(i - 1);
+        out += "  a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+        for (int j = 0; j < 9; ++j) {
+            out += (j ? ", " : "") + prev;
+        }
+        out += "]\n";
+    }
+    return out;
+}
+
 ManifestInput input(const std::string& text) {
     return {text, "jobs/pre.yaml", "gprd", "pre-migrations", "gitlab", "1234"};
 }
@@ -130,6 +145,24 @@ BOOST_AUTO_TEST_CASE(bad_manifests_name_file_line_and_field) {
         {"no name", "apiVersion: batch/v1\nkind: Job\nspec: {}\n", "the Job needs a name"},
         {"unterminated", std::string(job).replace(job.find("${ENVGATE_ENV}"), 14, "${CI_X"),
          "unterminated ${"},
+        {"labels a string",
+         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x, labels: app}\n"
+         "spec: {}\n",
+         "jobs/pre.yaml:3:29: metadata.labels: must be a map"},
+        {"labels a list",
+         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\n  labels: [a, b]\n"
+         "spec: {}\n",
+         "jobs/pre.yaml:5:11: metadata.labels: must be a map"},
+        {"alias bomb", alias_bomb(), "nodes once aliases are expanded"},
+        {"a lone comma (yaml-cpp 0.7 loops on it)", ",", "more than 200000 YAML nodes"},
+        {"nested too deep",
+         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: " + std::string(200, '[') +
+             std::string(200, ']') + "\n",
+         "nested more than 64 levels"},
+        {"not UTF-8",
+         std::string("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec: {a: b") + '\xff' +
+             "}\n",
+         "not valid UTF-8"},
     };
     for (const auto& c : cases) {
         BOOST_TEST_CONTEXT(c.name) {

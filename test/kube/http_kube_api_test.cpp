@@ -248,7 +248,8 @@ BOOST_AUTO_TEST_CASE(exec_credentials_are_refreshed_once_after_a_401) {
     FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
     kube::RestConfig config;
     config.server = server.url();
-    config.exec = kube::ExecConfig{"client.authentication.k8s.io/v1", script, {}, {}};
+    config.exec = kube::ExecConfig{
+        "client.authentication.k8s.io/v1", script, {}, {}, std::chrono::seconds(60)};
     auto api = HttpKubeApi::create(config, clock);
     BOOST_REQUIRE(api.is_ok());
     server.push_json(401, status_body(401, "Unauthorized", "token expired"));

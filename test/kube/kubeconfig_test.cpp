@@ -231,7 +231,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_file_and_the_field) {
              ": clusters[name=both].cluster.insecure-skip-tls-verify: "
              "cannot be combined with a certificate-authority"},
         {"YAML syntax", syntax, "x",
-         "kubeconfig " + syntax + ":3:1: end of sequence flow not found"},
+         "kubeconfig " + syntax + ":3:1: YAML syntax error: end of sequence flow not found"},
     };
     for (const auto& c : cases) {
         BOOST_TEST_CONTEXT(c.name) {
@@ -302,11 +302,45 @@ BOOST_AUTO_TEST_CASE(exec_plugin_failure_is_unauthorized_without_its_output) {
     TempDir dir;
     const auto script =
         dir.write("fail.sh", "#!/bin/sh\necho '{\"secret\":\"leak-me\"}'\nexit 5\n", true);
-    auto creds = kube::run_exec_plugin({"client.authentication.k8s.io/v1", script, {}, {}});
+    auto creds = kube::run_exec_plugin(
+        {"client.authentication.k8s.io/v1", script, {}, {}, std::chrono::seconds(60)});
     BOOST_REQUIRE(!creds.is_ok());
     BOOST_TEST(creds.status().code() == Code::unauthorized);
     BOOST_TEST(creds.status().message() ==
                "exec credential plugin " + script + ": exited with status 5");
+}
+
+BOOST_AUTO_TEST_CASE(exec_credential_fields_of_the_wrong_type_are_refused_not_thrown) {
+    // Given: plugins printing a null token (read as absent), a numeric token, a list key.
+    TempDir dir;
+    struct Case {
+        const char* name;
+        const char* status;
+        const char* want;
+    };
+    const Case cases[] = {
+        {"null token", R"({"token": null})", "ExecCredential has neither token nor certificate"},
+        {"number token", R"({"token": 12345})", "status.token must be a string, not number"},
+        {"list key", R"({"clientCertificateData": "x", "clientKeyData": []})",
+         "status.clientKeyData must be a string, not array"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            const auto script = dir.write(
+                "plugin.sh",
+                std::string("#!/bin/sh\ncat <<'EOF'\n{\"apiVersion\": "
+                            "\"client.authentication.k8s.io/v1\", \"kind\": \"ExecCredential\", "
+                            "\"status\": ") +
+                    c.status + "}\nEOF\n",
+                true);
+            auto creds = kube::run_exec_plugin(
+                {"client.authentication.k8s.io/v1", script, {}, {}, std::chrono::seconds(60)});
+            BOOST_REQUIRE(!creds.is_ok());
+            BOOST_TEST(creds.status().code() == Code::unauthorized);
+            BOOST_TEST(creds.status().message().find(c.want) != std::string::npos,
+                       creds.status().message());
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(in_cluster_reads_the_service_account_directory) {

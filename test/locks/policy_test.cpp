@@ -165,6 +165,7 @@ BOOST_AUTO_TEST_CASE(unlock_needs_reason_and_checks_expected_holder) {
     (void)w.run(acquire(p1));
     (void)w.run(simple(Op::fail, p1));
     BOOST_TEST(refusal_name(w.run(unlock_by("alice", "")).refusal) == "reason_required");
+    BOOST_TEST(refusal_name(w.run(unlock_by("alice", " \t ")).refusal) == "reason_required");
     BOOST_TEST(refusal_name(w.run(unlock_by("alice", "fixed", p2.id)).refusal) == "holder_changed");
     BOOST_TEST((w.record.state == LockState::failed));
     Decision d = w.run(unlock_by("alice", "migration fixed by hand", p1.id));

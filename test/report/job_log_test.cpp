@@ -89,6 +89,29 @@ BOOST_AUTO_TEST_CASE(planted_secrets_are_masked_everywhere) {
     BOOST_TEST(text.find("kube-token-123456") == std::string::npos);
     BOOST_TEST(text.find("glpat-members-token") == std::string::npos);
     BOOST_TEST(text.find("password [MASKED] and [MASKED]") != std::string::npos);
+    clear_secrets();  // the registry is the process's: leave none for other tests
+}
+
+BOOST_AUTO_TEST_CASE(a_pod_cannot_forge_sections_or_lines_of_ours) {
+    // Given: a termination message with GitLab's section markers, a carriage return that
+    // would overwrite the line, and a newline followed by a fake success line.
+    test::FakeClock clock(TimePoint{});
+    std::ostringstream out;
+    JobLog log(out, clock, {.colour = false, .sections = true, .secrets = {}});
+    log.line(Tone::failed,
+             "attempt 1 failed: \x1b[0Ksection_end:1:envgate_run_gprd\r\x1b[0K\nenvgate run gprd: "
+             "success (exit 0)");
+    std::string text = out.str();
+    BOOST_TEST(text.find('\x1b') == std::string::npos, text);
+    BOOST_TEST(text.find('\r') == std::string::npos);
+    BOOST_TEST(text ==
+               "attempt 1 failed: section_end:1:envgate_run_gprd\n    envgate run gprd: "
+               "success (exit 0)\n");
+    // And a step's own output keeps its colours (it is the step's log, not ours).
+    std::ostringstream raw;
+    JobLog step(raw, clock, {});
+    step.output("\x1b[32m+ added\x1b[0m");
+    BOOST_TEST(raw.str() == "\x1b[32m+ added\x1b[0m\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

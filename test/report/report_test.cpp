@@ -96,7 +96,8 @@ RunReport sample_report() {
                    "https://gitlab.example.com/ops/deploy/-/pipelines/1234",
                    "https://gitlab.example.com/ops/deploy/-/jobs/98765",
                    "envgate unlock gprd --reason \"post-migrations fixed by hand\" --expect-holder "
-                   "'ops/deploy#1234'"};
+                   "'ops/deploy#1234'",
+                   std::nullopt};
     return r;
 }
 

@@ -80,10 +80,11 @@ struct Workspace {
 
     LockState state() { return FileStore(locks).read("gstg")->record.state; }
 
-    Run unlock(const std::map<std::string, std::string>& env) {
+    Run unlock(const std::map<std::string, std::string>& env,
+               const std::string& reason = "migrations fixed by hand") {
         UnlockOptions o;
         o.env = "gstg";
-        o.reason = "migrations fixed by hand";
+        o.reason = reason;
         o.config_path = config;
         return run([&](Context& ctx) { return run_unlock(o, ctx); }, env);
     }
@@ -295,6 +296,21 @@ BOOST_AUTO_TEST_CASE(for_a_lease_the_commands_name_the_context_namespace_and_lea
         text);
     BOOST_TEST(has(repair_instructions(*config, "qa"),
                    "    kubectl -n envgate-locks get lease envgate-qa -o yaml\n"));
+}
+
+BOOST_AUTO_TEST_CASE(a_blank_reason_is_no_reason) {
+    // Given a failed lock, then an unlock whose reason is only whitespace is refused
+    // (exit 2) and the lock stays failed.
+    Workspace w;
+    for (const char* blank : {"", "   ", "\t\n"}) {
+        BOOST_TEST_CONTEXT("reason \"" << blank << "\"") {
+            Run r = w.unlock({{"USER", "sre"}}, blank);
+            BOOST_TEST(r.code == k_exit_usage);
+            BOOST_TEST(r.err.find("--reason TEXT is required, and not blank") != std::string::npos,
+                       r.err);
+            BOOST_TEST((w.state() == LockState::failed));
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,226 @@
+#include <fmt/format.h>
+
+#include "locks/describe.h"
+#include "locks/identity.h"
+#include "runner/exit_status.h"
+#include "runner/run/upgrade.h"
+
+// The lock side of Upgrade: taking the lock, keeping it (heartbeat), the fencing
+// check every mutating action passes (still_holding) and what the run leaves it in.
+namespace envgate {
+
+void Upgrade::fill_lock_report(const locks::LockRecord& record) {
+    LockReport& l = m_report.lock;
+    l.state = record.state == locks::LockState::free   ? LockState::free
+              : record.state == locks::LockState::held ? LockState::held
+                                                       : LockState::failed;
+    l.holder = record.holder ? record.holder->id : "";
+    l.holder_pipeline_url =
+        record.holder ? std::optional(record.holder->pipeline_url) : std::nullopt;
+    l.holder_job_url = record.holder ? std::optional(record.holder->job_url) : std::nullopt;
+    l.unlock_command = record.state == locks::LockState::failed
+                           ? std::optional(locks::unlock_command(record))
+                           : std::nullopt;
+}
+
+int Upgrade::lock() {
+    int exit = k_exit_usage;
+    m_lock = lock_target(m_config, m_env.name, m_ctx, exit, store_options());
+    if (!m_lock) {
+        return exit;
+    }
+    m_me = locks::holder_from_env(m_ctx.getenv, m_settings.holder);
+    m_lock->spec.step = "lock";
+    m_lock->spec.wait = m_settings.no_wait ? locks::Wait::no : locks::Wait::yes;
+    m_lock->spec.wait_timeout = m_settings.wait_timeout.value_or(m_lock->spec.wait_timeout);
+    StepReport& step = add_step("lock", "lock", m_config.path);
+    step.started = m_ctx.clock.now();
+    m_manager = std::make_unique<locks::LockManager>(*m_lock->store, m_ctx.clock, m_ctx.out,
+                                                     m_ctx.pending_signal,
+                                                     lock_manager_options(m_ctx.clock));
+    m_log.section_start(upgrade_section(m_env.name, "lock"),
+                        "lock " + m_env.name + " for " + m_me.id);
+    auto got = m_manager->acquire(m_lock->spec, m_me);
+    m_log.section_end(upgrade_section(m_env.name, "lock"));
+    step.finished = m_ctx.clock.now();
+    if (!got) {
+        step.state = StepState::failed;
+        step.reason = "LockStoreError";
+        step.message = got.status().message();
+        return exit_for(got.status());
+    }
+    fill_lock_report(got->record);
+    if (got->end == locks::AcquireEnd::acquired) {
+        step.state = StepState::passed;
+        step.message = got->decision.message;
+        m_holding = true;
+        // renewed_at: our clock's time when the write that took it was decided.
+        m_fence =
+            std::make_unique<LockFence>(m_ctx.clock, m_lock->spec.lease_duration,
+                                        got->record.lease_transitions, got->record.renewed_at);
+        start_heartbeat();
+        return k_exit_success;
+    }
+    step.state =
+        got->end == locks::AcquireEnd::cancelled ? StepState::cancelled : StepState::failed;
+    step.reason =
+        got->record.state == locks::LockState::failed ? "LockHeldAfterFailure" : "LockNotObtained";
+    step.message = got->decision.message;
+    if (got->record.state == locks::LockState::failed) {
+        step.message += " Failure: " + locks::describe_failure(got->record);
+        step.command = locks::unlock_command(got->record);
+        m_log.line(Tone::failed, "the environment is held after a failure; to unlock it:");
+        m_log.command(*step.command);
+    }
+    if (got->end == locks::AcquireEnd::cancelled) {
+        return exit_for_signal(got->signal);
+    }
+    return k_exit_lock_not_obtained;
+}
+
+StoreOptions Upgrade::store_options() const {
+    StoreOptions o;
+    o.kubeconfig = m_settings.kubeconfig;
+    // A renewal gives up within a third of the lease: its answer (or its failure) comes
+    // before the renew deadline, and stopping the heartbeat never waits longer.
+    auto lease = m_env.lock.lease_duration;
+    o.retry_budget = lease / 3;
+    return o;
+}
+
+void Upgrade::start_heartbeat() {
+    int exit = 0;
+    m_beat_lock = lock_target(m_config, m_env.name, m_ctx, exit, store_options());
+    if (!m_beat_lock) {
+        return;
+    }
+    m_beat_lock->spec = m_lock->spec;
+    m_beat_manager = std::make_unique<locks::LockManager>(*m_beat_lock->store, m_ctx.clock,
+                                                          m_ctx.err, [] { return 0; });
+    auto every =
+        std::chrono::duration_cast<std::chrono::microseconds>(m_lock->spec.lease_duration / 3);
+    m_heartbeat = std::make_unique<locks::Heartbeat>(every, [this] {
+        locks::LockSpec spec;
+        {
+            std::lock_guard<std::mutex> lock(m_beat_mutex);
+            spec = m_beat_lock->spec;
+        }
+        TimePoint sent = m_ctx.clock.now();
+        auto d = m_beat_manager->renew(spec, m_me);
+        return judge_renewal(d, sent);
+    });
+}
+
+bool Upgrade::judge_renewal(const Result<locks::Decision>& d, TimePoint sent) {
+    if (d.is_ok() && d->outcome != locks::Outcome::refused) {
+        m_fence->proven(sent);
+        return true;
+    }
+    if (d.is_ok()) {
+        m_fence->lost(d->message);
+        return false;
+    }
+    return true;  // the store did not answer: the renew deadline decides
+}
+
+Status Upgrade::still_holding(const std::string& step) {
+    if (!m_fence) {
+        return Status::ok();
+    }
+    if (auto why = m_fence->doubt()) {
+        return Status(Code::failed, *why);
+    }
+    m_lock->spec.step = step;
+    {
+        std::lock_guard<std::mutex> lock(m_beat_mutex);
+        if (m_beat_lock) {
+            m_beat_lock->spec.step = step;
+        }
+    }
+    TimePoint sent = m_ctx.clock.now();
+    (void)judge_renewal(m_manager->renew(m_lock->spec, m_me), sent);
+    if (auto why = m_fence->doubt()) {
+        return Status(Code::failed, *why);
+    }
+    return Status::ok();
+}
+
+std::function<int()> Upgrade::stop_signal() {
+    return [this] {
+        if (int sig = m_ctx.pending_signal(); sig != 0) {
+            return sig;
+        }
+        return m_fence && m_fence->doubt() ? k_lock_lost_signal : 0;
+    };
+}
+
+bool Upgrade::stopped_for_lock(StepReport& step, int& code) {
+    if (m_ctx.pending_signal() != 0 || !m_fence) {
+        return false;
+    }
+    auto why = m_fence->doubt();
+    if (!why) {
+        return false;
+    }
+    m_lock_lost = *why;
+    step.state = StepState::failed;
+    step.reason = "LockLost";
+    step.message = fmt::format("{} stopped: {}", step.name, *why);
+    m_log.line(Tone::failed, step.message);
+    code = k_exit_failed;
+    return true;
+}
+
+int Upgrade::settle(int exit_code) {
+    if (m_heartbeat) {
+        m_heartbeat->stop();
+    }
+    if (!m_holding) {
+        return exit_code;
+    }
+    if (m_lock_lost) {
+        // Someone else may hold it now: neither released nor failed by this run.
+        m_report.lock.update_error = "the lock was left as it is: " + *m_lock_lost;
+        auto current = m_lock->store->read(m_env.name);
+        if (current) {
+            fill_lock_report(current->record);
+        }
+        return exit_code == k_exit_success ? k_exit_failed : exit_code;
+    }
+    const StepReport* failed = m_report.failed_step();
+    Result<locks::Decision> d = Status(Code::failed, "not settled");
+    if (exit_code == k_exit_success) {
+        d = m_manager->release(m_env.name, m_me);
+    } else {
+        locks::Failure f{failed ? failed->name : "run", failed ? failed->reason : "Failed",
+                         failed ? failed->message : "the upgrade failed", m_ctx.clock.now()};
+        d = m_manager->fail(m_lock->spec, m_me, f);
+    }
+    const char* what = exit_code == k_exit_success ? "released" : "marked failed";
+    int code = exit_code;
+    if (!d) {
+        m_report.lock.update_error =
+            fmt::format("the lock could not be {}: {}", what, d.status().message());
+        code = exit_code == k_exit_success ? exit_for(d.status()) : exit_code;
+    } else if (d->outcome == locks::Outcome::refused) {
+        m_report.lock.update_error = fmt::format("the lock was not {}: {}", what, d->message);
+        code = exit_code == k_exit_success ? k_exit_failed : exit_code;
+    }
+    if (m_report.lock.update_error) {
+        m_log.line(Tone::failed, *m_report.lock.update_error);
+    }
+    auto current = m_lock->store->read(m_env.name);
+    if (current) {
+        fill_lock_report(current->record);
+        if (current->record.state == locks::LockState::failed) {
+            m_log.line(Tone::failed,
+                       fmt::format("{} stays locked after the failure ({}); once it "
+                                   "is safe, unlock it:",
+                                   m_env.name, locks::describe_failure(current->record)));
+            m_log.command(locks::unlock_command(current->record));
+        }
+    }
+    return code;
+}
+
+}  // namespace envgate

@@ -1,0 +1,39 @@
+// Given an API that refuses every Event (403 without RBAC, 500), then recording a
+// gate's events never fails: the first refusal logs one warning with the cause,
+// later ones are silent, and an accepted Event is created as usual.
+#include <boost/test/unit_test.hpp>
+#include <sstream>
+
+#include "runner/gate/gate_events.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+using namespace envgate;
+
+BOOST_AUTO_TEST_SUITE(gate_events_suite)
+
+BOOST_AUTO_TEST_CASE(refused_events_warn_once_and_never_fail) {
+    test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
+    test::FakeKubeApi api(&clock);
+    std::ostringstream out;
+    JobLog log(out, clock, {});
+    GateEventRecorder events(api, log);
+    JobIdentity job{"migrate-1a2b3c4d", "gitlab", "uid-1"};
+    gates::GateMemory memory;
+    api.fail_next(Code::forbidden, "create");
+    api.fail_next(Code::transient, "create");
+    for (int i = 1; i <= 3; ++i) {
+        memory.observed_failures = i;
+        events.record(job, {"Warning", "MigrationsRetrying", "attempt " + std::to_string(i)},
+                      memory, "envgate-test", clock.now());
+    }
+    BOOST_TEST(events.refused() == 2);
+    std::string text = out.str();
+    BOOST_TEST(text.find("Events cannot be recorded") != std::string::npos, text);
+    BOOST_TEST(text.find("Events cannot be recorded") == text.rfind("Events cannot be recorded"));
+    auto recorded = api.list({"events.k8s.io/v1", "events", "gitlab", ""}, {});
+    BOOST_REQUIRE(recorded.is_ok());
+    BOOST_TEST(recorded->items.size() == 1U);  // the third, once the API accepted it
+}
+
+BOOST_AUTO_TEST_SUITE_END()
