@@ -43,6 +43,9 @@ struct GateRunner::Pass {
     gates::Verdict verdict;
     std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
     bool consistent = true;          // false: no snapshot settled, nothing was evaluated
+    // The pods the Job's status accounts for (active, succeeded, failed): more than this
+    // pass and the watch know means a pod was created and gone between two passes.
+    long long accounted_pods = 0;
 };
 
 namespace {
@@ -50,20 +53,44 @@ namespace {
 // A pass that ends the gate failed may have come before the pod watch delivered the
 // deletion of the pod that took the Job past its limit (the Job controller deletes it
 // first, but the two watches race). Worth waiting for when no deletion came with this
-// pass and a pod the previous pass saw is neither listed nor known deleted, or no pod
-// is known at all.
+// pass and a pod the previous pass saw is neither listed nor known deleted, no pod is
+// known at all, or the Job accounts for more pods than are known: a replacement pod
+// created, preempted and deleted between two passes was never listed.
 bool deletion_may_be_in_flight(const std::set<std::string>& before,
                                const std::set<std::string>& now,
-                               const std::set<std::string>& deleted, bool delivered) {
+                               const std::set<std::string>& deleted, bool delivered,
+                               long long accounted) {
     if (delivered) {
         return false;
     }
     if (now.empty() && deleted.empty()) {
         return true;
     }
+    std::set<std::string> known = now;
+    known.insert(deleted.begin(), deleted.end());
+    if (accounted > static_cast<long long>(known.size())) {
+        return true;
+    }
     return std::any_of(before.begin(), before.end(), [&](const std::string& uid) {
         return now.count(uid) == 0 && deleted.count(uid) == 0;
     });
+}
+
+// How long a failed verdict waits, at most, for the deletion of a pod no pass listed.
+constexpr Duration k_settle_bound = std::chrono::seconds(2);
+
+long long accounted_pods(const json& job) {
+    const json* status = job.contains("status") ? &job["status"] : nullptr;
+    if (status == nullptr || !status->is_object()) {
+        return 0;
+    }
+    long long sum = 0;
+    for (const char* field : {"active", "succeeded", "failed"}) {
+        if (auto it = status->find(field); it != status->end() && it->is_number_integer()) {
+            sum += std::clamp<long long>(it->get<long long>(), 0, 1'000'000);
+        }
+    }
+    return sum;
 }
 
 }  // namespace
@@ -178,6 +205,7 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
     }
     std::optional<gates::Job> decoded;
     if (pass.job) {
+        pass.accounted_pods = accounted_pods(*pass.job);
         TRY_ASSIGN(decoded, gates::decode_job_json(*pass.job, "job " + id.name));
     }
     pass.verdict = gates::evaluate(settings.gate, decoded, pods, memory, m_clock.now());
@@ -311,7 +339,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                                     "); polling every " + format_duration(settings.poll_interval));
     }
     Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
-    bool settled = false;
+    // Until when a failed verdict waits for the pod watch to deliver a deletion that may
+    // be in flight (set by the first such pass); each delivered change ends one wait.
+    std::optional<TimePoint> settle_until;
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
@@ -351,13 +381,18 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
             watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
             continue;
         }
-        if (pass && pass->verdict.state == gates::State::failed && !settled &&
-            deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty())) {
-            // Let the pod watch catch up once (it ends the wait when it delivers), so
-            // the failure names that pod.
-            settled = true;
-            watch.wait(m_clock.now() + std::chrono::milliseconds(500), settings.pending_signal);
-            continue;
+        if (pass && pass->verdict.state == gates::State::failed &&
+            deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty(),
+                                      pass->accounted_pods)) {
+            // Let the pod watch catch up (a wait ends when it delivers anything, a Job
+            // change too), so the failure names that pod; bounded by k_settle_bound.
+            if (!settle_until) {
+                settle_until = m_clock.now() + k_settle_bound;
+            }
+            if (m_clock.now() < *settle_until && settings.pending_signal() == 0) {
+                watch.wait(*settle_until, settings.pending_signal);
+                continue;
+            }
         }
         if (!pass) {
             return finish(settings, id, step,
