@@ -26,7 +26,7 @@ for _ in 1 2; do
     burners+=($!)
 done
 export ENVGATE_TEST_CLUSTER=controlplane ENVGATE_CONTROLPLANE_BIN=$bin ENVGATE_CONTROLPLANE_STATE=$state
-export PATH=$PWD/$build/test/controlplane/bin:$PATH
+export PATH=$(cd "$build" && pwd)/test/controlplane/bin:$PATH
 figures=$state/figures.txt
 failed=0
 start=$(date +%s)

@@ -15,7 +15,7 @@ write_config() {
 version: 1
 defaults:
   namespace: $NS
-  lock: { store: file, path: $T/locks, on_failure: hold }
+  lock: { store: file, path: $T/locks, on_failure: hold, local_unlock: true }
 environments:
   - name: e1
 gates:
@@ -195,7 +195,7 @@ scenario_preflight() {
 write_store_config() {
     write_config "$2"
     if [[ $1 == kubernetes ]]; then
-        sed -i "s|lock: { store: file, path: $T/locks, on_failure: hold }|lock: { store: kubernetes, namespace: $NS, on_failure: hold }|" "$CFG"
+        sed -i "s|lock: { store: file, path: $T/locks, on_failure: hold, local_unlock: true }|lock: { store: kubernetes, namespace: $NS, on_failure: hold, local_unlock: true }|" "$CFG"
     fi
 }
 
