@@ -255,8 +255,11 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
                       where(in, doc.Mark(), "metadata.name") + ": the Job needs a name");
     }
     if (meta.contains("labels") && !meta["labels"].is_null() && !meta["labels"].is_object()) {
-        return Status(Code::invalid, where(in, std::as_const(doc)["metadata"]["labels"].Mark(),
-                                           "metadata.labels") +
+        const YAML::Node& d = doc;
+        const YAML::Node labels = d["metadata"].IsMap() ? d["metadata"]["labels"] : YAML::Node();
+        // A duplicated key may leave the first `metadata` without the `labels` that won.
+        YAML::Mark at = labels.IsDefined() ? labels.Mark() : doc.Mark();
+        return Status(Code::invalid, where(in, at, "metadata.labels") +
                                          ": must be a map of label names to values");
     }
     RenderedJob out;
