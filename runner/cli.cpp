@@ -5,6 +5,8 @@
 #include <memory>
 #include <ostream>
 
+#include "runner/build_info_values.h"
+#include "runner/cmd_completion.h"
 #include "runner/cmd_config.h"
 #include "runner/cmd_dashboard.h"
 #include "runner/cmd_explain.h"
@@ -15,6 +17,7 @@
 #include "runner/cmd_run.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
+#include "runner/cmd_version.h"
 #include "runner/exit_status.h"
 
 namespace envgate {
@@ -189,6 +192,21 @@ Handler define_lint(CLI::App& app) {
     return [o](Context& ctx) { return run_lint(*o, ctx); };
 }
 
+Handler define_version(CLI::App& app) {
+    auto o = std::make_shared<VersionOptions>();
+    app.add_option("-o,--output", o->output, "text | json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    return [o](Context& ctx) { return run_version(*o, ctx); };
+}
+
+Handler define_completion(CLI::App& app) {
+    auto o = std::make_shared<CompletionOptions>();
+    app.add_option("shell", o->shell, "bash")->required();
+    const CLI::App* root = app.get_parent();
+    return [o, root](Context& ctx) { return run_completion(*o, *root, ctx); };
+}
+
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
@@ -204,6 +222,9 @@ const Command k_commands[] = {
      define_dashboard},
     {"lint", "Find database migrations hidden in application start-up in Kubernetes manifests",
      define_lint},
+    {"version", "Print the version, git commit, build type and library versions", define_version},
+    {"completion", "Print the shell completion script (source <(envgate completion bash))",
+     define_completion},
 };
 
 }  // namespace
@@ -211,7 +232,7 @@ const Command k_commands[] = {
 int run_cli(const std::vector<std::string>& args, Context& ctx) {
     CLI::App app{"envgate: locked, gated deploys of Kubernetes environments from GitLab CI",
                  "envgate"};
-    app.set_version_flag("--version", "envgate 0.1.0");
+    app.set_version_flag("--version", "envgate " ENVGATE_VERSION);
     app.require_subcommand(1);
     Handler chosen;
     for (const Command& c : k_commands) {
