@@ -5,7 +5,6 @@
 #include <memory>
 #include <ostream>
 
-#include "runner/build_info_values.h"
 #include "runner/cmd_completion.h"
 #include "runner/cmd_config.h"
 #include "runner/cmd_dashboard.h"
@@ -232,7 +231,7 @@ const Command k_commands[] = {
 int run_cli(const std::vector<std::string>& args, Context& ctx) {
     CLI::App app{"envgate: locked, gated deploys of Kubernetes environments from GitLab CI",
                  "envgate"};
-    app.set_version_flag("--version", "envgate " ENVGATE_VERSION);
+    app.set_version_flag("--version", "envgate " + build_info().version);
     app.require_subcommand(1);
     Handler chosen;
     for (const Command& c : k_commands) {
