@@ -54,6 +54,18 @@ struct GateSettings {
     std::optional<Duration> timeout;
 };
 
+// `ci:`: what `envgate generate` writes into the child pipeline for GitLab, which
+// does not pass the parent pipeline's `default:` on to a child pipeline.
+struct CiSettings {
+    std::optional<std::string> image;                     // default:image of every job
+    std::vector<std::string> tags;                        // default:tags (runner tags)
+    std::optional<bool> interruptible;                    // default:interruptible
+    std::optional<Duration> timeout;                      // default:timeout
+    std::map<std::string, std::string> deployment_tiers;  // environment -> GitLab tier
+
+    bool has_defaults() const { return image || !tags.empty() || interruptible || timeout; }
+};
+
 struct Config {
     std::string path;  // the file it was read from
     int version = 1;
@@ -66,6 +78,7 @@ struct Config {
     LockSettings default_lock;
     std::vector<std::string> default_unlockers;
     lint::LintSettings lint;  // `lint:`, for envgate lint
+    CiSettings ci;            // `ci:`, for envgate generate
 
     // REQUIRES: nothing. Returns nullptr when no environment has that name.
     const Environment* find_environment(const std::string& name) const {

@@ -144,6 +144,7 @@ Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     plan.diff_step = step(config, "diff");
     plan.deploy_step = step(config, "deploy");
     plan.qa_step = step(config, "qa");
+    plan.ci = config.ci;
     return plan;
 }
 
