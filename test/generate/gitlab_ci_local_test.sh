@@ -72,11 +72,12 @@ assert child["default"] == {"image": sys.argv[2], "tags": ["kubernetes"],
 assert child["production:run"]["environment"]["deployment_tier"] == "production"
 assert "deployment_tier" not in child["staging:run"]["environment"]
 PY
-(cd "$T/w1" && "${GCL_ENV[@]}" "$gcl" --no-color --preview) >"$T/preview.yml" 2>&1 ||
+(cd "$T/w1" && "${GCL_ENV[@]}" "$gcl" --no-color "${GCL_OPTS[@]}" --preview) >"$T/preview.yml" 2>"$T/preview.err" ||
     gfail "$T/preview.yml" "gitlab-ci-local --preview failed"
 python3 - "$T/preview.yml" "$PARENT_IMAGE" <<'PY' || gfail "$T/preview.yml" "the generate job lacks the image and tags inputs"
 import sys, yaml
-job = yaml.safe_load(open(sys.argv[1]))["envgate-generate-all"]
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if isinstance(d, dict)]
+job = next(d["envgate-generate-all"] for d in docs if "envgate-generate-all" in d)
 assert job["image"] in (sys.argv[2], {"name": sys.argv[2]}), job["image"]
 assert job["tags"] == ["kubernetes"], job["tags"]
 PY
