@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Integration test of the OCI image (scripts/image, run as root): built from the
-# package of package_test on a Debian 12 minbase root (debootstrap, kept in
+# package of package_deb on a Debian 12 minbase root (debootstrap, kept in
 # BASE_DIR between runs), it is checked by skopeo (manifest digest, config: user
 # 10001, ENTRYPOINT envgate, labels, the docker-archive), built a second time from
 # the same inputs to the same digest, and unpacked by umoci; inside that root, as
@@ -47,7 +47,7 @@ echo "image size: $(stat -c %s "$work/a/envgate-image.tar") bytes (docker-archiv
 again=$(build "$work/b") || exit 1
 [ "$again" = "$digest" ] || fail "not reproducible: a second build gave $again, the first $digest"
 
-umoci unpack --image "$ref" "$work/bundle" >/dev/null || fail "umoci unpack"
+umoci unpack --image "$work/a/oci:0.1.0" "$work/bundle" >/dev/null || fail "umoci unpack"
 rootfs="$work/bundle/rootfs"
 mkdir -p "$rootfs/tmp/in"
 cp -r "$src/demo" "$rootfs/tmp/in/demo"
