@@ -34,6 +34,7 @@ struct SeenRequest {
     std::string content_type;
     std::string body;
     unsigned short client_port = 0;
+    std::vector<std::pair<std::string, std::string>> headers;  // every header, in order
 };
 
 struct ServerTls {
@@ -82,6 +83,7 @@ class TestPki {
     std::string server_cert, server_key;  // CN=127.0.0.1, SAN IP:127.0.0.1, DNS:localhost
     std::string client_cert, client_key;  // signed by the CA, for client-certificate auth
     std::string other_ca_cert;            // an unrelated CA
+    std::string named_cert, named_key;    // signed by the CA for DNS:kube.internal only
     static std::string read(const std::string& path);
 };
 
