@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """A tiny HTTP CONNECT proxy for the tests: tunnels each CONNECT host:port, appends
 "CONNECT host:port" and the Proxy-Authorization it was given (or "-") to LOG, and
-answers 407 when --user USER:PASSWORD is set and the request lacks it.
-Prints its port on stdout. Usage: connect_proxy.py LOG [--user USER:PASSWORD]"""
+answers 407 when --user USER:PASSWORD is set and the request lacks it. With
+--upstream HOST:PORT every tunnel goes there, whatever host was asked for (so a
+client can ask for a name that does not resolve here). Prints its port on stdout.
+Usage: connect_proxy.py LOG [--user USER:PASSWORD] [--upstream HOST:PORT]"""
 import base64
 import socket
 import socketserver
@@ -32,7 +34,7 @@ class Handler(socketserver.StreamRequestHandler):
                              b"Proxy-Authenticate: Basic realm=\"test\"\r\n"
                              b"Content-Length: 0\r\n\r\n")
             return
-        host, _, port = target.rpartition(":")
+        host, _, port = (UPSTREAM or target).rpartition(":")
         upstream = socket.create_connection((host, int(port)))
         self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
         self.wfile.flush()
@@ -65,8 +67,16 @@ class Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
 
 LOG = sys.argv[1]
 WANT_AUTH = None
-if len(sys.argv) > 3 and sys.argv[2] == "--user":
-    WANT_AUTH = "Basic " + base64.b64encode(sys.argv[3].encode()).decode()
+UPSTREAM = None
+args = sys.argv[2:]
+while args:
+    if args[0] == "--user":
+        WANT_AUTH = "Basic " + base64.b64encode(args[1].encode()).decode()
+    elif args[0] == "--upstream":
+        UPSTREAM = args[1]
+    else:
+        sys.exit(f"connect_proxy.py: unknown argument {args[0]}")
+    args = args[2:]
 with Server(("127.0.0.1", 0), Handler) as server:
     print(server.server_address[1], flush=True)
     server.serve_forever()

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end test of kubeconfig proxy-url: `envgate gate` against `kubesim --tls`
-# through a local HTTP CONNECT proxy (test/e2e/connect_proxy.py) that wants a user
-# and password. The gate passes, every connection went through the proxy (its log
-# has CONNECT to kubesim with the credentials), and the password is printed nowhere;
-# the same kubeconfig with a proxy that is not listening fails with exit 4.
+# End-to-end test of kubeconfig proxy-url and of HTTPS_PROXY/NO_PROXY: `envgate gate`
+# against `kubesim --tls` through a local HTTP CONNECT proxy (test/e2e/connect_proxy.py)
+# that wants a user and password. With proxy-url the gate passes, every connection
+# went through the proxy (its log has CONNECT to kubesim with the credentials), and
+# the password is printed nowhere; the same kubeconfig with a proxy that is not
+# listening fails with exit 4. With HTTPS_PROXY, a server name that only the proxy
+# can reach (kube.example.test, tls-server-name localhost) works; NO_PROXY for that
+# name sends envgate direct, where it cannot resolve it: exit 4.
 # Usage: gate_proxy_e2e.sh ENVGATE KUBESIM
 ENVGATE=$1 KUBESIM=$2 SCENARIO=proxy_url
 source "$(dirname "$0")/lib.sh"
@@ -51,3 +54,37 @@ timeout -s KILL 120 "$ENVGATE" gate --env e1 --gate pre-migrations --manifest "$
 expect_rc 4 "the proxy is not listening: $(tail -5 "$T/dead.log")"
 ! "${K[@]}" get job ok2 -n "$NS" >/dev/null 2>&1 || fail "the Job was created without the proxy"
 ok "proxy-url to a dead proxy: exit 4, no Job"
+
+# HTTPS_PROXY: a server name that does not resolve here; only the proxy reaches it
+# (it tunnels every CONNECT to kubesim). kubesim's certificate names localhost.
+python3 "$(dirname "$0")/connect_proxy.py" "$T/proxy2.log" --user "ops:$PASSWORD" \
+    --upstream "127.0.0.1:$KUBESIM_PORT" >"$T/proxy2.port" &
+PROXY2_PID=$!
+trap 'kill $PROXY_PID $PROXY2_PID 2>/dev/null' EXIT
+wait_for 30 "the second proxy to print its port" test -s "$T/proxy2.port"
+PROXY2_PORT=$(head -1 "$T/proxy2.port")
+sed -E "s|^( *)server: https://127.0.0.1:(.*)$|\1server: https://kube.example.test:\2\n\1tls-server-name: localhost|" \
+    "$KUBECONFIG" >"$T/named.kubeconfig"
+grep -q "tls-server-name: localhost" "$T/named.kubeconfig" || fail "no tls-server-name in the kubeconfig"
+env_gate() { # env_gate NAME VAR=VALUE...: envgate gate with the named kubeconfig, sets RC
+    local name=$1
+    shift
+    job_manifest "$T/$name.yaml" "$name" OnFailure 2 "$(job_script "$name" 'echo migrated')"
+    RC=0
+    env "$@" timeout -s KILL 120 "$ENVGATE" gate --env e1 --gate pre-migrations \
+        --manifest "$T/$name.yaml" --namespace "$NS" --report-dir "$T/rep-$name" \
+        --kubeconfig "$T/named.kubeconfig" >"$T/$name.log" 2>&1 || RC=$?
+    [[ $RC != 137 ]] || fail "envgate did not finish within 120s"
+}
+env_gate viaenv "HTTPS_PROXY=http://ops:$PASSWORD@127.0.0.1:$PROXY2_PORT" NO_PROXY=other.test
+expect_rc 0 "the gate passes through HTTPS_PROXY: $(tail -5 "$T/viaenv.log")"
+grep -q "^CONNECT kube.example.test:$KUBESIM_PORT Basic " "$T/proxy2.log" ||
+    fail "the proxy saw no CONNECT to kube.example.test: $(cat "$T/proxy2.log")"
+! grep -qF -- "$PASSWORD" "$T/viaenv.log" || fail "the job log contains the proxy password"
+ok "HTTPS_PROXY: the gate reached kube.example.test through the proxy, verified as localhost"
+
+: >"$T/proxy2.log"
+env_gate noproxy "HTTPS_PROXY=http://ops:$PASSWORD@127.0.0.1:$PROXY2_PORT" NO_PROXY=.example.test
+expect_rc 4 "NO_PROXY sends it direct, where kube.example.test does not resolve"
+[[ ! -s $T/proxy2.log ]] || fail "NO_PROXY ignored: the proxy saw $(cat "$T/proxy2.log")"
+ok "NO_PROXY: envgate went direct (and could not resolve the name): exit 4"
