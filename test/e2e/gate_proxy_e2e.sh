@@ -26,18 +26,26 @@ with_proxy() {
 }
 with_proxy "http://ops:$PASSWORD@127.0.0.1:$PROXY_PORT" "$T/proxied.kubeconfig"
 
-job_manifest "$T/ok.yaml" ok OnFailure 2 "$(job_script ok 'echo migrated')"
-RC=0
-timeout -s KILL 60 "$ENVGATE" gate --env e1 --gate pre-migrations --manifest "$T/ok.yaml" \
-    --namespace "$NS" --report-dir "$T/rep" --kubeconfig "$T/proxied.kubeconfig" \
-    >"$T/gate.log" 2>&1 || RC=$?
-[[ $RC != 137 ]] || fail "envgate did not finish within 60s"
-expect_rc 0 "the gate passes through the proxy: $(tail -5 "$T/gate.log")"
+# run_gate NAME KUBECONFIG [VAR=VALUE...]: `envgate gate` of a fresh Job NAME that
+# passes, with that kubeconfig and environment; log in $T/NAME.log; sets RC.
+run_gate() {
+    local name=$1 kubeconfig=$2
+    shift 2
+    job_manifest "$T/$name.yaml" "$name" OnFailure 2 "$(job_script "$name" 'echo migrated')"
+    RC=0
+    env "$@" timeout -s KILL 120 "$ENVGATE" gate --env e1 --gate pre-migrations \
+        --manifest "$T/$name.yaml" --namespace "$NS" --report-dir "$T/rep-$name" \
+        --kubeconfig "$kubeconfig" >"$T/$name.log" 2>&1 || RC=$?
+    [[ $RC != 137 ]] || fail "envgate did not finish within 120s"
+}
+
+run_gate ok "$T/proxied.kubeconfig"
+expect_rc 0 "the gate passes through the proxy: $(tail -5 "$T/ok.log")"
 grep -q "^CONNECT 127.0.0.1:$KUBESIM_PORT Basic " "$T/proxy.log" ||
     fail "the proxy saw no authenticated CONNECT to kubesim: $(cat "$T/proxy.log")"
 ! grep -v "^CONNECT 127.0.0.1:$KUBESIM_PORT Basic " "$T/proxy.log" | grep -q . ||
     fail "a connection bypassed the proxy's credentials: $(cat "$T/proxy.log")"
-for f in "$T/gate.log" "$T"/rep/*; do
+for f in "$T/ok.log" "$T"/rep-ok/*; do
     [[ -f $f ]] || continue
     ! grep -qF -- "$PASSWORD" "$f" || fail "$f contains the proxy password"
 done
@@ -45,13 +53,8 @@ ok "proxy-url: the gate passed, every connection tunnelled through the proxy"
 
 # A proxy that is not there: the API is unreachable, exit 4, no Job.
 with_proxy "http://127.0.0.1:1" "$T/dead-proxy.kubeconfig"
-job_manifest "$T/ok2.yaml" ok2 OnFailure 2 "$(job_script ok2 'echo migrated')"
-RC=0
-timeout -s KILL 120 "$ENVGATE" gate --env e1 --gate pre-migrations --manifest "$T/ok2.yaml" \
-    --namespace "$NS" --report-dir "$T/rep2" --kubeconfig "$T/dead-proxy.kubeconfig" \
-    >"$T/dead.log" 2>&1 || RC=$?
-[[ $RC != 137 ]] || fail "envgate did not finish within 120s"
-expect_rc 4 "the proxy is not listening: $(tail -5 "$T/dead.log")"
+run_gate ok2 "$T/dead-proxy.kubeconfig"
+expect_rc 4 "the proxy is not listening: $(tail -5 "$T/ok2.log")"
 ! "${K[@]}" get job ok2 -n "$NS" >/dev/null 2>&1 || fail "the Job was created without the proxy"
 ok "proxy-url to a dead proxy: exit 4, no Job"
 
@@ -66,17 +69,7 @@ PROXY2_PORT=$(head -1 "$T/proxy2.port")
 sed -E "s|^( *)server: https://127.0.0.1:(.*)$|\1server: https://kube.example.test:\2\n\1tls-server-name: localhost|" \
     "$KUBECONFIG" >"$T/named.kubeconfig"
 grep -q "tls-server-name: localhost" "$T/named.kubeconfig" || fail "no tls-server-name in the kubeconfig"
-env_gate() { # env_gate NAME VAR=VALUE...: envgate gate with the named kubeconfig, sets RC
-    local name=$1
-    shift
-    job_manifest "$T/$name.yaml" "$name" OnFailure 2 "$(job_script "$name" 'echo migrated')"
-    RC=0
-    env "$@" timeout -s KILL 120 "$ENVGATE" gate --env e1 --gate pre-migrations \
-        --manifest "$T/$name.yaml" --namespace "$NS" --report-dir "$T/rep-$name" \
-        --kubeconfig "$T/named.kubeconfig" >"$T/$name.log" 2>&1 || RC=$?
-    [[ $RC != 137 ]] || fail "envgate did not finish within 120s"
-}
-env_gate viaenv "HTTPS_PROXY=http://ops:$PASSWORD@127.0.0.1:$PROXY2_PORT" NO_PROXY=other.test
+run_gate viaenv "$T/named.kubeconfig" "HTTPS_PROXY=http://ops:$PASSWORD@127.0.0.1:$PROXY2_PORT" NO_PROXY=other.test
 expect_rc 0 "the gate passes through HTTPS_PROXY: $(tail -5 "$T/viaenv.log")"
 grep -q "^CONNECT kube.example.test:$KUBESIM_PORT Basic " "$T/proxy2.log" ||
     fail "the proxy saw no CONNECT to kube.example.test: $(cat "$T/proxy2.log")"
@@ -84,7 +77,7 @@ grep -q "^CONNECT kube.example.test:$KUBESIM_PORT Basic " "$T/proxy2.log" ||
 ok "HTTPS_PROXY: the gate reached kube.example.test through the proxy, verified as localhost"
 
 : >"$T/proxy2.log"
-env_gate noproxy "HTTPS_PROXY=http://ops:$PASSWORD@127.0.0.1:$PROXY2_PORT" NO_PROXY=.example.test
+run_gate noproxy "$T/named.kubeconfig" "HTTPS_PROXY=http://ops:$PASSWORD@127.0.0.1:$PROXY2_PORT" NO_PROXY=.example.test
 expect_rc 4 "NO_PROXY sends it direct, where kube.example.test does not resolve"
 [[ ! -s $T/proxy2.log ]] || fail "NO_PROXY ignored: the proxy saw $(cat "$T/proxy2.log")"
 ok "NO_PROXY: envgate went direct (and could not resolve the name): exit 4"

@@ -11,34 +11,13 @@
 #include <Poco/String.h>
 #include <Poco/TemporaryFile.h>
 
-#include "runner/kube/http_kube_api.h"
 #include "runner/kube/kubeconfig.h"
-#include "test/fakes/fake_clock.h"
 #include "test/kube/test_api_server.h"
 
 namespace envgate::test {
 namespace {
 
-using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-const kube::ResourceRef k_lease = kube::leases("locks", "envgate-gprd");
-
-TestPki& pki() {
-    static TestPki shared;
-    return shared;
-}
-
-Result<nlohmann::json> get_with(const kube::RestConfig& config) {
-    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
-    kube::HttpOptions options;
-    options.retry = {1ms, 1ms, 2.0, 0.0, 1s, 1};
-    auto api = kube::HttpKubeApi::create(config, clock, options);
-    if (!api) {
-        return api.status();
-    }
-    return (*api)->get(k_lease);
-}
 
 struct KubeconfigFile {
     std::string path = Poco::TemporaryFile::tempName() + "-kubeconfig";
@@ -129,11 +108,11 @@ BOOST_AUTO_TEST_CASE(impersonation_headers_reach_the_server) {
     config.impersonate_uid = "42";
     config.impersonate_groups = {"sre", "system:authenticated"};
     // When: one request with, one without impersonation.
-    auto with = get_with(config);
+    auto with = get_test_lease(config);
     config.impersonate_user.clear();
     config.impersonate_uid.clear();
     config.impersonate_groups.clear();
-    auto without = get_with(config);
+    auto without = get_test_lease(config);
     // Then: the first carried Impersonate-User, -Uid and one -Group header per group.
     BOOST_REQUIRE(with.is_ok());
     BOOST_REQUIRE(without.is_ok());
@@ -151,7 +130,7 @@ BOOST_AUTO_TEST_CASE(impersonation_headers_reach_the_server) {
 
 BOOST_AUTO_TEST_CASE(tls_server_name_verifies_a_certificate_issued_for_another_name) {
     // Given: an HTTPS server on 127.0.0.1 whose certificate names only kube.internal.
-    TestApiServer server(ServerTls{pki().named_cert, pki().named_key, {}});
+    TestApiServer server(ServerTls{shared_pki().named_cert, shared_pki().named_key, {}});
     struct Case {
         std::string name, server_name;
         bool want_ok;
@@ -166,9 +145,9 @@ BOOST_AUTO_TEST_CASE(tls_server_name_verifies_a_certificate_issued_for_another_n
             server.push_json(200, R"({"metadata":{"name":"envgate-gprd"}})");
             kube::RestConfig config;
             config.server = server.url();
-            config.ca_pem = TestPki::read(pki().ca_cert);
+            config.ca_pem = TestPki::read(shared_pki().ca_cert);
             config.tls_server_name = c.server_name;
-            auto result = get_with(config);
+            auto result = get_test_lease(config);
             BOOST_TEST(result.is_ok() == c.want_ok, why(result));
             if (!c.want_ok) {
                 BOOST_TEST(result.status().code() == Code::failed);

@@ -19,6 +19,9 @@
 #include <Poco/TemporaryFile.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/kube/http_kube_api.h"
+#include "test/fakes/fake_clock.h"
+
 namespace envgate::test {
 namespace {
 
@@ -182,6 +185,23 @@ std::string TestPki::read(const std::string& path) {
     std::ostringstream out;
     out << in.rdbuf();
     return out.str();
+}
+
+TestPki& shared_pki() {
+    static TestPki shared;
+    return shared;
+}
+
+Result<nlohmann::json> get_test_lease(const kube::RestConfig& config) {
+    using namespace std::chrono_literals;
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::HttpOptions options;
+    options.retry = {1ms, 1ms, 2.0, 0.0, 1s, 1};
+    auto api = kube::HttpKubeApi::create(config, clock, options);
+    if (!api) {
+        return api.status();
+    }
+    return (*api)->get(kube::leases("locks", "envgate-gprd"));
 }
 
 std::string status_body(int code, const std::string& reason, const std::string& message) {

@@ -14,8 +14,10 @@
 #include <vector>
 
 #include <Poco/Net/HTTPServer.h>
+#include <nlohmann/json.hpp>
 
 #include "gates/status.h"
+#include "runner/kube/rest_config.h"
 
 namespace envgate::test {
 
@@ -92,6 +94,13 @@ template <typename T>
 std::string why(const Result<T>& result) {
     return result.is_ok() ? std::string() : result.status().message();
 }
+
+// One TestPki for the whole test binary (its key generation takes a while).
+TestPki& shared_pki();
+
+// GET of the Lease locks/envgate-gprd through HttpKubeApi with `config`: one attempt,
+// no retries.
+Result<nlohmann::json> get_test_lease(const kube::RestConfig& config);
 
 // A metav1.Status body.
 std::string status_body(int code, const std::string& reason, const std::string& message);

@@ -12,13 +12,9 @@ src=$1
 deb=$(ls "$2"/envgate_*.deb 2>/dev/null | head -1)
 work=$3
 base=$4
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-rm -rf "$work"
-mkdir -p "$work"
+# shellcheck source=test/package/lib.sh
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
 [ -f "$deb" ] || { echo "FAIL: no package in $2 (package_deb makes it)"; exit 1; }
 export SOURCE_DATE_EPOCH=1767225600  # 2026-01-01T00:00:00Z
 build() {  # build OUT: runs scripts/image, prints the digest
@@ -63,5 +59,4 @@ as_user /usr/bin/envgate explain --gate pre-migrations --job /tmp/in/f1-crashloo
 jq -e . "$work/explain.json" >/dev/null || fail "explain printed no JSON: $(cat "$work/explain.json")"
 [ "$(as_user /usr/bin/id -un)" = envgate ] || fail "uid 10001 is not the user envgate"
 
-[ "$failures" -eq 0 ] && echo "image_test: ok"
-exit "$failures"
+finish image_test

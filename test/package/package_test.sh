@@ -9,13 +9,9 @@
 set -u
 src=$1
 work=$2
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-rm -rf "$work"
-mkdir -p "$work"
+# shellcheck source=test/package/lib.sh
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
 git clone --quiet "$src" "$work/src" || { echo "FAIL: git clone $src"; exit 1; }
 commit=$(git -C "$work/src" rev-parse HEAD)
 "$work/src/scripts/package" "$work/src/build-package" "$work/out" >"$work/package.log" 2>&1 ||
@@ -60,5 +56,4 @@ grep -q 'Apache License' "$root/usr/share/doc/envgate/copyright" || fail "copyri
 bash -c "source '$root/usr/share/bash-completion/completions/envgate' && complete -p envgate" \
     >/dev/null || fail "the bash completion does not load"
 
-[ "$failures" -eq 0 ] && echo "package_test: ok"
-exit "$failures"
+finish package_test

@@ -10,31 +10,18 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 
 #include "runner/cli.h"
 #include "runner/cmd_version.h"
 #include "runner/exit_status.h"
-#include "test/fakes/fake_clock.h"
+#include "test/fakes/captured_run.h"
 
 using namespace envgate;
 
 namespace {
 
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-Run cli(const std::vector<std::string>& args) {
-    std::istringstream in;
-    std::ostringstream out;
-    std::ostringstream err;
-    test::FakeClock clock(TimePoint{});
-    Context ctx{in, out, err, clock, [](const std::string&) { return std::nullopt; }};
-    int code = run_cli(args, ctx);
-    return {code, out.str(), err.str()};
+test::CapturedRun cli(const std::vector<std::string>& args) {
+    return test::capture_run([&args](Context& ctx) { return run_cli(args, ctx); });
 }
 
 bool has(const std::string& text, const std::string& part) {
@@ -46,7 +33,7 @@ bool has(const std::string& text, const std::string& part) {
 BOOST_AUTO_TEST_SUITE(version_suite)
 
 BOOST_AUTO_TEST_CASE(version_json_names_commit_build_type_and_loaded_libraries) {
-    Run r = cli({"version", "-o", "json"});
+    test::CapturedRun r = cli({"version", "-o", "json"});
     BOOST_REQUIRE_EQUAL(r.code, k_exit_success);
     nlohmann::json j = nlohmann::json::parse(r.out);
     BOOST_TEST(j["version"] == "0.1.0");
@@ -64,20 +51,20 @@ BOOST_AUTO_TEST_CASE(version_json_names_commit_build_type_and_loaded_libraries) 
 }
 
 BOOST_AUTO_TEST_CASE(version_text_matches_json_and_the_version_flag) {
-    Run text = cli({"version"});
+    test::CapturedRun text = cli({"version"});
     BOOST_REQUIRE_EQUAL(text.code, k_exit_success);
     BuildInfo info = build_info();
     BOOST_TEST(text.out == render_version_text(info));
     BOOST_TEST(text.out.rfind("envgate 0.1.0\n", 0) == 0);
     BOOST_TEST(has(text.out, "git commit: " + info.git_commit + "\n"));
     BOOST_TEST(has(text.out, "  libgit2        " LIBGIT2_VERSION "\n"));
-    Run flag = cli({"--version"});
+    test::CapturedRun flag = cli({"--version"});
     BOOST_TEST(flag.out == "envgate 0.1.0\n");
     BOOST_TEST(cli({"version", "-o", "yaml"}).code == k_exit_usage);
 }
 
 BOOST_AUTO_TEST_CASE(bash_completion_lists_every_command_subcommand_and_option) {
-    Run r = cli({"completion", "bash"});
+    test::CapturedRun r = cli({"completion", "bash"});
     BOOST_REQUIRE_EQUAL(r.code, k_exit_success);
     BOOST_TEST(has(r.out, "complete -o default -F _envgate envgate\n"));
     for (const char* cmd : {"config", "explain", "run", "gate", "generate", "lock", "status",
@@ -94,7 +81,7 @@ BOOST_AUTO_TEST_CASE(bash_completion_lists_every_command_subcommand_and_option) 
 }
 
 BOOST_AUTO_TEST_CASE(completion_for_another_shell_is_a_usage_error) {
-    Run r = cli({"completion", "fish"});
+    test::CapturedRun r = cli({"completion", "fish"});
     BOOST_TEST(r.code == k_exit_usage);
     BOOST_TEST(has(r.err, "unsupported shell \"fish\" (supported: bash)"));
 }
