@@ -169,7 +169,14 @@ Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std
     }
     auto context = merged.contexts.find(*name);
     if (context == merged.contexts.end()) {
-        return invalid(merged.files, "contexts", fmt::format("context \"{}\" not found", *name));
+        std::string known;
+        for (const auto& [known_name, entry] : merged.contexts) {
+            known += (known.empty() ? "" : ", ") + known_name;
+        }
+        return invalid(
+            merged.files, "contexts",
+            fmt::format("context \"{}\" not found; {}", *name,
+                        known.empty() ? "the file has no contexts" : "the contexts are: " + known));
     }
     const Entry& ctx = context->second;
     if (!ctx.body || !ctx.body.IsMap()) {

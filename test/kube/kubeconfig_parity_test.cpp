@@ -2,7 +2,7 @@
 // kubectl reads them: cluster tls-server-name (verified against a certificate issued
 // for another name than the host connected to) and proxy-url (http:// only), user
 // as / as-uid / as-groups (sent as Impersonate-* headers, seen by the server); and
-// errors that name the file and the field.
+// errors that name the file and the field (a missing context lists those there are).
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>
@@ -86,6 +86,17 @@ BOOST_AUTO_TEST_CASE(bad_options_name_the_file_and_the_field) {
             BOOST_TEST(config.status().message() == "kubeconfig " + file.path + c.want);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_context_lists_the_available_ones) {
+    KubeconfigFile file(kubeconfig("{server: https://c}", "{token: t}") +
+                        "- name: \"acme/agents:prod\"\n  context: {cluster: c, user: u}\n");
+    auto config = kube::load_kubeconfig_files({file.path}, "acme/agents:staging");
+    BOOST_REQUIRE(!config.is_ok());
+    BOOST_TEST(config.status().message() ==
+               "kubeconfig " + file.path +
+                   ": contexts: context \"acme/agents:staging\" not found; the contexts are: "
+                   "acme/agents:prod, x");
 }
 
 BOOST_AUTO_TEST_CASE(a_proxy_password_never_reaches_the_message) {
