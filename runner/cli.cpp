@@ -5,6 +5,7 @@
 #include <memory>
 #include <ostream>
 
+#include "runner/cli_suggest.h"
 #include "runner/cmd_completion.h"
 #include "runner/cmd_config.h"
 #include "runner/cmd_dashboard.h"
@@ -252,6 +253,7 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         ctx.out << app.version() << "\n";
         return k_exit_success;
     } catch (const CLI::ParseError& e) {
+        ctx.err << suggest_for_parse_error(app);
         ctx.err << "envgate: " << e.what() << "\n";
         ctx.err << "Run 'envgate --help' for the commands and their options.\n";
         return k_exit_usage;
