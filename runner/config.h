@@ -109,4 +109,8 @@ inline constexpr Duration k_max_duration = std::chrono::hours(24 * 366);
 Result<Duration> parse_bounded_duration(const std::string& what, const std::string& text,
                                         Duration min);
 
+// What to add to "no environment NAME": `; did you mean "staging"?` when a name of
+// `config` is close, else `; the environments are: a, b`.
+std::string unknown_environment_hint(const Config& config, const std::string& name);
+
 }  // namespace envgate

@@ -1,6 +1,7 @@
-// Given a mistyped command, subcommand or option, then envgate exits 2 and says what
-// was probably meant, from the commands and options of the command typed so far; an
-// argument close to nothing gets no guess.
+// Given a mistyped command, subcommand, option or environment name, then envgate
+// exits 2 and says what was probably meant, from the commands and options of the
+// command typed so far or the config's environments; a word close to nothing gets
+// no guess.
 #include <boost/test/unit_test.hpp>
 
 #include "runner/cli.h"
@@ -39,6 +40,25 @@ BOOST_AUTO_TEST_CASE(no_guess_for_a_word_close_to_nothing) {
     test::CapturedRun r = cli({"zzzzzz"});
     BOOST_TEST(r.code == k_exit_usage);
     BOOST_TEST(r.err.find("did you mean") == std::string::npos, r.err);
+}
+
+// Given an environment name the config does not have, then run, gate and lock name
+// the closest one, or list them all when none is close.
+BOOST_AUTO_TEST_CASE(an_unknown_environment_gets_the_closest_or_the_list) {
+    const std::string config = std::string(ENVGATE_FIXTURES) + "/config/envgate.yml";
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"run", "--env", "gprdd", "--config", config},
+         "no environment \"gprdd\"; did you mean \"gprd\"?"},
+        {{"gate", "--env", "gsgt", "--gate", "pre-migrations", "--config", config},
+         "no environment \"gsgt\"; did you mean \"gstg\"?"},
+        {{"lock", "verify", "production", "--config", config},
+         "no environment \"production\" in " + config + "; the environments are: gstg, gprd"},
+    };
+    for (const auto& [args, want] : cases) {
+        test::CapturedRun r = cli(args);
+        BOOST_TEST(r.code == k_exit_usage);
+        BOOST_TEST(r.err.find(want) != std::string::npos, r.err);
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
