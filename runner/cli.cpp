@@ -93,7 +93,7 @@ Handler define_gate(CLI::App& app) {
                    "the Job manifest (YAML or JSON; - reads stdin); default: the config's");
     app.add_option("--config", o->config, "envgate.yml (optional with --manifest)")
         ->capture_default_str();
-    app.add_option("--namespace", o->namespace_, "namespace of the Job (default: the config's)");
+    app.add_option("-n,--namespace", o->namespace_, "namespace of the Job (default: the config's)");
     app.add_option("--timeout", o->timeout,
                    "fail the gate after this long (default: the "
                    "config's, else 1h)");
@@ -138,7 +138,7 @@ Handler define_unlock(CLI::App& app) {
 Handler define_status(CLI::App& app) {
     auto o = std::make_shared<StatusOptions>();
     app.add_option("env", o->env, "one environment (default: every lock)");
-    app.add_option("--output", o->output, "text | json")
+    app.add_option("-o,--output", o->output, "text | json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
@@ -175,7 +175,7 @@ Handler define_lint(CLI::App& app) {
     auto o = std::make_shared<LintOptions>();
     app.add_option("paths", o->paths,
                    "manifests: files, folders (searched for .yaml, .yml, .json) or - for stdin");
-    app.add_option("--output", o->output, "text | json")
+    app.add_option("-o,--output", o->output, "text | json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
     app.add_option("--codequality", o->codequality,

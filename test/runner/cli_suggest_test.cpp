@@ -61,4 +61,17 @@ BOOST_AUTO_TEST_CASE(an_unknown_environment_gets_the_closest_or_the_list) {
     }
 }
 
+// Given the short flags kubectl users type, then `status -o json` prints JSON and
+// `lint -o json` too, as their --output does.
+BOOST_AUTO_TEST_CASE(takes_kubectls_short_output_flag) {
+    const std::string config = std::string(ENVGATE_FIXTURES) + "/config/good-file-store.yml";
+    test::CapturedRun status = cli({"status", "-o", "json", "--config", config});
+    BOOST_TEST(status.code == k_exit_success, status.err);
+    BOOST_TEST(status.out.find("\"schema\": \"envgate.dev/status/v1\"") != std::string::npos,
+               status.out);
+    const std::string manifest = std::string(ENVGATE_FIXTURES) + "/config/jobs/pre-migrations.yaml";
+    test::CapturedRun lint = cli({"lint", "-o", "json", manifest});
+    BOOST_TEST(lint.out.rfind("{", 0) == 0u, lint.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
