@@ -5,6 +5,8 @@
 #include <memory>
 #include <ostream>
 
+#include "runner/cli_suggest.h"
+#include "runner/cmd_completion.h"
 #include "runner/cmd_config.h"
 #include "runner/cmd_dashboard.h"
 #include "runner/cmd_explain.h"
@@ -15,6 +17,7 @@
 #include "runner/cmd_run.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
+#include "runner/cmd_version.h"
 #include "runner/exit_status.h"
 
 namespace envgate {
@@ -90,7 +93,7 @@ Handler define_gate(CLI::App& app) {
                    "the Job manifest (YAML or JSON; - reads stdin); default: the config's");
     app.add_option("--config", o->config, "envgate.yml (optional with --manifest)")
         ->capture_default_str();
-    app.add_option("--namespace", o->namespace_, "namespace of the Job (default: the config's)");
+    app.add_option("-n,--namespace", o->namespace_, "namespace of the Job (default: the config's)");
     app.add_option("--timeout", o->timeout,
                    "fail the gate after this long (default: the "
                    "config's, else 1h)");
@@ -135,7 +138,7 @@ Handler define_unlock(CLI::App& app) {
 Handler define_status(CLI::App& app) {
     auto o = std::make_shared<StatusOptions>();
     app.add_option("env", o->env, "one environment (default: every lock)");
-    app.add_option("--output", o->output, "text | json")
+    app.add_option("-o,--output", o->output, "text | json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
@@ -172,7 +175,7 @@ Handler define_lint(CLI::App& app) {
     auto o = std::make_shared<LintOptions>();
     app.add_option("paths", o->paths,
                    "manifests: files, folders (searched for .yaml, .yml, .json) or - for stdin");
-    app.add_option("--output", o->output, "text | json")
+    app.add_option("-o,--output", o->output, "text | json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
     app.add_option("--codequality", o->codequality,
@@ -187,6 +190,21 @@ Handler define_lint(CLI::App& app) {
     app.add_flag("--list-checks", o->list_checks,
                  "print every check (id, severity, why, fix) as Markdown and exit");
     return [o](Context& ctx) { return run_lint(*o, ctx); };
+}
+
+Handler define_version(CLI::App& app) {
+    auto o = std::make_shared<VersionOptions>();
+    app.add_option("-o,--output", o->output, "text | json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    return [o](Context& ctx) { return run_version(*o, ctx); };
+}
+
+Handler define_completion(CLI::App& app) {
+    auto o = std::make_shared<CompletionOptions>();
+    app.add_option("shell", o->shell, "bash")->required();
+    const CLI::App* root = app.get_parent();
+    return [o, root](Context& ctx) { return run_completion(*o, *root, ctx); };
 }
 
 const Command k_commands[] = {
@@ -204,6 +222,9 @@ const Command k_commands[] = {
      define_dashboard},
     {"lint", "Find database migrations hidden in application start-up in Kubernetes manifests",
      define_lint},
+    {"version", "Print the version, git commit, build type and library versions", define_version},
+    {"completion", "Print the shell completion script (source <(envgate completion bash))",
+     define_completion},
 };
 
 }  // namespace
@@ -211,7 +232,7 @@ const Command k_commands[] = {
 int run_cli(const std::vector<std::string>& args, Context& ctx) {
     CLI::App app{"envgate: locked, gated deploys of Kubernetes environments from GitLab CI",
                  "envgate"};
-    app.set_version_flag("--version", "envgate 0.1.0");
+    app.set_version_flag("--version", "envgate " + build_info().version);
     app.require_subcommand(1);
     Handler chosen;
     for (const Command& c : k_commands) {
@@ -232,6 +253,7 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         ctx.out << app.version() << "\n";
         return k_exit_success;
     } catch (const CLI::ParseError& e) {
+        ctx.err << suggest_for_parse_error(app);
         ctx.err << "envgate: " << e.what() << "\n";
         ctx.err << "Run 'envgate --help' for the commands and their options.\n";
         return k_exit_usage;

@@ -87,6 +87,33 @@ void emit_gates_and_steps(YAML::Emitter& y, const Config& config) {
     }
 }
 
+void emit_ci(YAML::Emitter& y, const CiSettings& ci) {
+    if (!ci.has_defaults() && ci.deployment_tiers.empty()) {
+        return;
+    }
+    y << YAML::Key << "ci" << YAML::Value << YAML::BeginMap;
+    if (ci.image) {
+        y << YAML::Key << "image" << YAML::Value << *ci.image;
+    }
+    if (!ci.tags.empty()) {
+        emit_list(y, "tags", ci.tags);
+    }
+    if (ci.interruptible) {
+        y << YAML::Key << "interruptible" << YAML::Value << *ci.interruptible;
+    }
+    if (ci.timeout) {
+        y << YAML::Key << "timeout" << YAML::Value << short_duration(*ci.timeout);
+    }
+    if (!ci.deployment_tiers.empty()) {
+        y << YAML::Key << "deployment_tiers" << YAML::Value << YAML::BeginMap;
+        for (const auto& [env, tier] : ci.deployment_tiers) {
+            y << YAML::Key << env << YAML::Value << tier;
+        }
+        y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string render_config(const Config& config) {
@@ -107,6 +134,7 @@ std::string render_config(const Config& config) {
     }
     y << YAML::EndSeq;
     emit_gates_and_steps(y, config);
+    emit_ci(y, config.ci);
     y << YAML::EndMap;
     return std::string(y.c_str()) + "\n";
 }

@@ -56,7 +56,8 @@ Result<Plan> make_plan(const GateOptions& o) {
         const Environment* env = config.find_environment(o.environment);
         if (env == nullptr) {
             return Status(Code::invalid,
-                          fmt::format("{}: no environment \"{}\"", o.config, o.environment));
+                          fmt::format("{}: no environment \"{}\"{}", o.config, o.environment,
+                                      unknown_environment_hint(config, o.environment)));
         }
         plan.namespace_ = env->namespace_;
         plan.kube_context = env->kube_context;

@@ -169,7 +169,7 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     const Environment* env = c->find_environment(name);
     if (env == nullptr && name != "qa") {
         ctx.err << "envgate: no environment \"" << name << "\" in " << c->path
-                << " (the global QA lock is \"qa\")\n";
+                << unknown_environment_hint(*c, name) << " (the global QA lock is \"qa\")\n";
         exit = k_exit_usage;
         return std::nullopt;
     }

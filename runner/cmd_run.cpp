@@ -47,7 +47,8 @@ int run_run(const RunOptions& o, Context& ctx) {
     }
     const Environment* env = config->find_environment(o.environment);
     if (env == nullptr) {
-        ctx.err << "envgate run: " << o.config << ": no environment \"" << o.environment << "\"\n";
+        ctx.err << "envgate run: " << o.config << ": no environment \"" << o.environment << "\""
+                << unknown_environment_hint(*config, o.environment) << "\n";
         return k_exit_usage;
     }
     JobLog log(ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(1) != 0));

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "runner/config_check.h"
+#include "runner/config_ci.h"
 #include "runner/config_lint.h"
 #include "runner/config_yaml.h"
 #include "runner/generate/glob.h"
@@ -23,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> k_top_keys = {"version", "defaults", "environments",
-                                             "gates",   "steps",    "lint"};
+const std::vector<std::string> k_top_keys = {
+    "version", "defaults", "environments", "gates", "steps", "lint", "ci"};
 const std::vector<std::string> k_defaults_keys = {"namespace", "lock", "unlockers"};
 const std::vector<std::string> k_lock_keys = {"store",          "path",     "namespace",
                                               "on_failure",     "order",    "wait_timeout",
@@ -65,6 +66,7 @@ class ConfigParser {
         read_gates(root["gates"]);
         read_steps(root["steps"]);
         read_lint_section(root["lint"], m_f, m_config.lint);
+        read_ci_section(root["ci"], m_config.environments, m_f, m_config.ci);
         check_environments(m_config.environments, m_marks, m_f);
         return finish();
     }

@@ -57,6 +57,18 @@ struct GateSettings {
     std::optional<Duration> timeout;
 };
 
+// `ci:`: what `envgate generate` writes into the child pipeline for GitLab, which
+// does not pass the parent pipeline's `default:` on to a child pipeline.
+struct CiSettings {
+    std::optional<std::string> image;                     // default:image of every job
+    std::vector<std::string> tags;                        // default:tags (runner tags)
+    std::optional<bool> interruptible;                    // default:interruptible
+    std::optional<Duration> timeout;                      // default:timeout
+    std::map<std::string, std::string> deployment_tiers;  // environment -> GitLab tier
+
+    bool has_defaults() const { return image || !tags.empty() || interruptible || timeout; }
+};
+
 struct Config {
     std::string path;  // the file it was read from
     int version = 1;
@@ -69,6 +81,7 @@ struct Config {
     LockSettings default_lock;
     std::vector<std::string> default_unlockers;
     lint::LintSettings lint;  // `lint:`, for envgate lint
+    CiSettings ci;            // `ci:`, for envgate generate
 
     // REQUIRES: nothing. Returns nullptr when no environment has that name.
     const Environment* find_environment(const std::string& name) const {
@@ -98,5 +111,9 @@ inline constexpr Duration k_max_duration = std::chrono::hours(24 * 366);
 // (below `min`) or "is too long" (above k_max_duration) otherwise, as Code::invalid.
 Result<Duration> parse_bounded_duration(const std::string& what, const std::string& text,
                                         Duration min);
+
+// What to add to "no environment NAME": `; did you mean "staging"?` when a name of
+// `config` is close, else `; the environments are: a, b`.
+std::string unknown_environment_hint(const Config& config, const std::string& name);
 
 }  // namespace envgate

@@ -149,4 +149,19 @@ void check_environments(const std::vector<Environment>& environments,
     }
 }
 
+std::string unknown_environment_hint(const Config& config, const std::string& name) {
+    std::vector<std::string> names;
+    for (const auto& env : config.environments) {
+        names.push_back(env.name);
+    }
+    if (auto guess = did_you_mean(name, names)) {
+        return fmt::format("; did you mean \"{}\"?", *guess);
+    }
+    std::string all;
+    for (const auto& n : names) {
+        all += (all.empty() ? "" : ", ") + n;
+    }
+    return "; the environments are: " + all;
+}
+
 }  // namespace envgate

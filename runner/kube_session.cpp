@@ -4,6 +4,7 @@
 
 #include "runner/kube/http_kube_api.h"
 #include "runner/kube/kubeconfig.h"
+#include "runner/kube/proxy_env.h"
 
 namespace envgate {
 
@@ -16,8 +17,12 @@ Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, Jo
     sources.service_host = ctx.getenv("KUBERNETES_SERVICE_HOST").value_or("");
     sources.service_port = ctx.getenv("KUBERNETES_SERVICE_PORT").value_or("");
     TRY_ASSIGN(kube::RestConfig config, kube::load_rest_config(sources));
+    if (config.proxy_url.empty()) {  // kubeconfig proxy-url wins over the environment
+        TRY_ASSIGN(config.proxy_url, kube::proxy_from_environment(config.server, ctx.getenv));
+    }
     log.add_secret(config.bearer_token.reveal());
     log.add_secret(config.client_key_pem.reveal());
+    log.add_secret(kube::proxy_password(config.proxy_url));
     Clock& clock = ctx.clock;
     kube::HttpOptions options;
     if (target.retry_budget) {

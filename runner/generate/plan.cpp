@@ -117,8 +117,8 @@ Result<std::vector<std::string>> promotion_order(const Config& config) {
 Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     for (const auto& name : request.only) {
         if (config.find_environment(name) == nullptr) {
-            return Status(Code::invalid,
-                          "--env " + name + ": no such environment in " + config.path);
+            return Status(Code::invalid, "--env " + name + ": no such environment in " +
+                                             config.path + unknown_environment_hint(config, name));
         }
     }
     TRY_ASSIGN(std::vector<std::string> order, promotion_order(config));
@@ -144,6 +144,7 @@ Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     plan.diff_step = step(config, "diff");
     plan.deploy_step = step(config, "deploy");
     plan.qa_step = step(config, "qa");
+    plan.ci = config.ci;
     return plan;
 }
 

@@ -43,6 +43,7 @@ struct Plan {
     std::optional<std::string> diff_step;          // the commands of envgate.yml `steps`
     std::optional<std::string> deploy_step;
     std::optional<std::string> qa_step;
+    CiSettings ci;  // envgate.yml `ci:`: the child's `default:` and deployment tiers
 };
 
 struct PlanRequest {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/config_ci.h"
+
 namespace envgate {
 namespace {
 
@@ -26,6 +28,7 @@ struct Job {
     std::string stage;
     std::string env;
     std::string action;  // environment:action
+    std::string tier;    // environment:deployment_tier ("" = GitLab's guess from the name)
     std::vector<std::string> needs;
     std::vector<std::string> script;
     std::vector<std::string> after_script;
@@ -107,7 +110,11 @@ void emit_job(YAML::Emitter& out, const Job& job) {
         out << YAML::Key << "ENVGATE_ENV" << YAML::Value << job.env << YAML::EndMap;
         out << YAML::Key << "environment" << YAML::Value << YAML::BeginMap;
         out << YAML::Key << "name" << YAML::Value << job.env;
-        out << YAML::Key << "action" << YAML::Value << job.action << YAML::EndMap;
+        out << YAML::Key << "action" << YAML::Value << job.action;
+        if (!job.tier.empty()) {
+            out << YAML::Key << "deployment_tier" << YAML::Value << job.tier;
+        }
+        out << YAML::EndMap;
     }
     emit_lines(out, "script", job.script);
     if (!job.after_script.empty()) {
@@ -255,10 +262,39 @@ std::optional<Job> lint_job(const Plan& plan) {
 }
 
 std::vector<Job> jobs_of(const Plan& plan, const std::string& env) {
-    if (plan.mode == PipelineMode::merge_request) {
-        return merge_request_jobs(plan, env);
+    std::vector<Job> jobs = plan.mode == PipelineMode::merge_request ? merge_request_jobs(plan, env)
+                            : plan.style == JobStyle::run            ? run_jobs(plan, env)
+                                                                     : split_jobs(plan, env);
+    auto tier = plan.ci.deployment_tiers.find(env);
+    for (Job& job : jobs) {
+        job.tier = tier == plan.ci.deployment_tiers.end() ? "" : tier->second;
     }
-    return plan.style == JobStyle::run ? run_jobs(plan, env) : split_jobs(plan, env);
+    return jobs;
+}
+
+// `default:` from envgate.yml `ci:`; a child pipeline does not inherit the parent's.
+void emit_defaults(YAML::Emitter& out, const CiSettings& ci) {
+    if (!ci.has_defaults()) {
+        return;
+    }
+    out << YAML::Key << "default" << YAML::Value << YAML::BeginMap;
+    if (ci.image) {
+        out << YAML::Key << "image" << YAML::Value << *ci.image;
+    }
+    if (!ci.tags.empty()) {
+        out << YAML::Key << "tags" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& tag : ci.tags) {
+            out << tag;
+        }
+        out << YAML::EndSeq;
+    }
+    if (ci.interruptible) {
+        out << YAML::Key << "interruptible" << YAML::Value << *ci.interruptible;
+    }
+    if (ci.timeout) {
+        out << YAML::Key << "timeout" << YAML::Value << gitlab_duration(*ci.timeout);
+    }
+    out << YAML::EndMap;
 }
 
 // Every stage a job uses, in the order the jobs come.
@@ -331,6 +367,7 @@ std::string render_child_pipeline(const Plan& plan) {
         out << stage;
     }
     out << YAML::EndSeq;
+    emit_defaults(out, plan.ci);
     for (const auto& job : jobs) {
         emit_job(out, job);
     }

@@ -12,6 +12,7 @@
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/SSLException.h>
 #include <Poco/Net/SSLManager.h>
+#include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/StreamCopier.h>
 #include <Poco/URI.h>
 #include <fmt/format.h>
@@ -78,6 +79,33 @@ Result<Poco::Net::Context::Ptr> make_context(const RestConfig& config, const std
     }
 }
 
+// An HTTPS session that verifies (and names in SNI) `server_name` instead of the host it
+// connects to: kubeconfig's tls-server-name. Directly or through a CONNECT proxy.
+class NamedHTTPSClientSession : public Poco::Net::HTTPSClientSession {
+  public:
+    NamedHTTPSClientSession(const std::string& host, Poco::UInt16 port,
+                            Poco::Net::Context::Ptr context, std::string server_name)
+        : HTTPSClientSession(host, port, context),
+          m_context(std::move(context)),
+          m_server_name(std::move(server_name)) {}
+
+  protected:
+    void connect(const Poco::Net::SocketAddress& address) override {
+        if (getProxyHost().empty() || bypassProxy()) {
+            Poco::Net::SecureStreamSocket socket(this->socket());
+            socket.setPeerHostName(m_server_name);
+            HTTPSClientSession::connect(address);
+            return;
+        }
+        Poco::Net::StreamSocket tunnel(proxyConnect());
+        attachSocket(Poco::Net::SecureStreamSocket::attach(tunnel, m_server_name, m_context));
+    }
+
+  private:
+    Poco::Net::Context::Ptr m_context;
+    std::string m_server_name;
+};
+
 Result<std::string> read_token_file(const std::string& path) {
     std::ifstream in(path);
     std::string token;
@@ -85,6 +113,27 @@ Result<std::string> read_token_file(const std::string& path) {
         return Status(Code::unauthorized, "cannot read the token file " + path);
     }
     return token;
+}
+
+// kubeconfig proxy-url "http://[user:password@]host[:port]" as Poco's proxy settings.
+Result<Poco::Net::HTTPClientSession::ProxyConfig> proxy_config(const RestConfig& config) {
+    Poco::Net::HTTPClientSession::ProxyConfig proxy;
+    try {
+        Poco::URI uri(config.proxy_url);
+        proxy.host = uri.getHost();
+        proxy.port = uri.getPort();
+        const std::string info = uri.getUserInfo();
+        const auto colon = info.find(':');
+        if (colon != std::string::npos) {
+            std::string password;
+            Poco::URI::decode(info.substr(colon + 1), password);
+            proxy.password = password;
+        }
+        Poco::URI::decode(info.substr(0, colon), proxy.username);
+    } catch (const Poco::Exception&) {
+        return Status(Code::invalid, config.source + ": proxy-url is not a URL");
+    }
+    return proxy;
 }
 
 }  // namespace
@@ -118,6 +167,9 @@ Status HttpTransport::init() {
     if ((m_scheme != "https" && m_scheme != "http") || m_host.empty()) {
         return {Code::invalid, fmt::format("{}: server \"{}\" is not an http(s) URL",
                                            m_config.source, m_config.server)};
+    }
+    if (!m_config.proxy_url.empty()) {
+        TRY_ASSIGN(m_proxy, proxy_config(m_config));
     }
     if (m_config.exec) {
         m_exec.emplace(*m_config.exec, m_clock);
@@ -173,10 +225,16 @@ std::string HttpTransport::scrub(std::string text) const {
 
 std::unique_ptr<Poco::Net::HTTPClientSession> HttpTransport::new_session(Duration timeout) {
     std::unique_ptr<Poco::Net::HTTPClientSession> session;
-    if (m_scheme == "https") {
+    if (m_scheme == "https" && !m_config.tls_server_name.empty()) {
+        session = std::make_unique<NamedHTTPSClientSession>(m_host, m_port, m_context,
+                                                            m_config.tls_server_name);
+    } else if (m_scheme == "https") {
         session = std::make_unique<Poco::Net::HTTPSClientSession>(m_host, m_port, m_context);
     } else {
         session = std::make_unique<Poco::Net::HTTPClientSession>(m_host, m_port);
+    }
+    if (m_proxy) {
+        session->setProxyConfig(*m_proxy);
     }
     session->setKeepAlive(true);
     session->setTimeout(Poco::Timespan(timeout.count()));
@@ -207,15 +265,28 @@ Status HttpTransport::transport_error(const HttpRequest& request, const std::exc
     return {code, fmt::format("{} {}: {}: {}", method, request.what, m_host, detail)};
 }
 
+void HttpTransport::set_headers(Poco::Net::HTTPRequest& http, const std::string& token) const {
+    http.set("Accept", "application/json");
+    http.set("User-Agent", "envgate");
+    if (!token.empty()) {
+        http.set("Authorization", "Bearer " + token);
+    }
+    if (!m_config.impersonate_user.empty()) {
+        http.set("Impersonate-User", m_config.impersonate_user);
+    }
+    if (!m_config.impersonate_uid.empty()) {
+        http.set("Impersonate-Uid", m_config.impersonate_uid);
+    }
+    for (const auto& group : m_config.impersonate_groups) {
+        http.add("Impersonate-Group", group);  // one header per group
+    }
+}
+
 Result<HttpResponse> HttpTransport::exchange(Poco::Net::HTTPClientSession& session,
                                              const HttpRequest& request) {
     Poco::Net::HTTPRequest http(request.method, m_prefix + request.target,
                                 Poco::Net::HTTPMessage::HTTP_1_1);
-    http.set("Accept", "application/json");
-    http.set("User-Agent", "envgate");
-    if (!m_token.empty()) {
-        http.set("Authorization", "Bearer " + m_token);
-    }
+    set_headers(http, m_token);
     if (!request.body.empty() || request.method == "POST" || request.method == "PUT" ||
         request.method == "PATCH") {
         http.setContentType(request.content_type);
@@ -265,16 +336,12 @@ Result<HttpStream> HttpTransport::open_stream(const HttpRequest& request,
     try {
         Poco::Net::HTTPRequest http(request.method, m_prefix + request.target,
                                     Poco::Net::HTTPMessage::HTTP_1_1);
-        http.set("Accept", "application/json");
-        http.set("User-Agent", "envgate");
         std::string token;
         {
             std::lock_guard lock(m_mutex);
             token = m_token;
         }
-        if (!token.empty()) {
-            http.set("Authorization", "Bearer " + token);
-        }
+        set_headers(http, token);
         stream.session->sendRequest(http);
         Poco::Net::HTTPResponse response;
         stream.body = &stream.session->receiveResponse(response);

@@ -12,6 +12,7 @@
 
 #include <Poco/Net/Context.h>
 #include <Poco/Net/HTTPClientSession.h>
+#include <Poco/Net/HTTPRequest.h>
 
 #include "gates/status.h"
 #include "gates/time.h"
@@ -69,6 +70,8 @@ class HttpTransport {
     Result<HttpResponse> exchange(Poco::Net::HTTPClientSession& session,
                                   const HttpRequest& request);
     Status transport_error(const HttpRequest& request, const std::exception& e) const;
+    // Accept, User-Agent, the bearer `token` and the kubeconfig's impersonation.
+    void set_headers(Poco::Net::HTTPRequest& http, const std::string& token) const;
 
     RestConfig m_config;
     Clock& m_clock;
@@ -76,6 +79,7 @@ class HttpTransport {
     std::string m_scheme, m_host, m_prefix;
     unsigned short m_port = 0;
     Poco::Net::Context::Ptr m_context;
+    std::optional<Poco::Net::HTTPClientSession::ProxyConfig> m_proxy;  // proxy-url
     std::string m_context_cert;  // the client certificate m_context presents
     std::optional<ExecCredentialProvider> m_exec;
     std::string m_token;  // the current bearer token (guarded by m_mutex)

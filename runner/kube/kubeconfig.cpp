@@ -6,23 +6,17 @@
 #include <map>
 #include <sstream>
 
-#include <Poco/Base64Decoder.h>
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "runner/kube/kubeconfig_entry.h"
 #include "runner/yaml_bounded.h"
 
 namespace envgate::kube {
 namespace {
 
 namespace fs = std::filesystem;
-
-// One clusters[]/users[]/contexts[] entry and where it came from.
-struct Entry {
-    YAML::Node body;    // the "cluster"/"user"/"context" map
-    std::string file;   // the kubeconfig that defined it
-    std::string field;  // "users[name=ci]" for messages
-};
+using namespace kubeconfig_detail;
 
 struct Merged {
     std::map<std::string, Entry> clusters;
@@ -31,73 +25,6 @@ struct Merged {
     std::optional<std::string> current_context;
     std::string files;  // "a:b", for messages that no single file explains
 };
-
-Status invalid(const std::string& file, const std::string& field, const std::string& what) {
-    return {Code::invalid, fmt::format("kubeconfig {}: {}: {}", file, field, what)};
-}
-
-Result<std::string> read_whole_file(const std::string& path, const std::string& what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return Status(Code::io, fmt::format("{}: cannot read {}", what, path));
-    }
-    std::ostringstream out;
-    out << in.rdbuf();
-    return out.str();
-}
-
-std::string resolve(const std::string& path, const std::string& file) {
-    if (path.empty() || fs::path(path).is_absolute()) {
-        return path;
-    }
-    return (fs::absolute(fs::path(file)).parent_path() / path).lexically_normal().string();
-}
-
-// A string field of `node`, or nullopt when absent. Non-scalars are an error.
-Result<std::optional<std::string>> string_field(const YAML::Node& node, const char* key,
-                                                const Entry& entry, const std::string& parent) {
-    YAML::Node value = node[key];
-    if (!value || value.IsNull()) {
-        return std::optional<std::string>{};
-    }
-    if (!value.IsScalar()) {
-        return invalid(entry.file, entry.field + "." + parent + key, "must be a string");
-    }
-    return std::optional<std::string>{value.Scalar()};
-}
-
-Result<std::string> base64_field(const std::string& encoded, const Entry& entry,
-                                 const std::string& field) {
-    try {
-        std::istringstream in(encoded);
-        Poco::Base64Decoder decoder(in);
-        std::string decoded((std::istreambuf_iterator<char>(decoder)),
-                            std::istreambuf_iterator<char>());
-        return decoded;
-    } catch (const std::exception&) {
-        return invalid(entry.file, entry.field + "." + field, "is not valid base64");
-    }
-}
-
-// Either the decoded `<key>-data` field or the contents of the `<key>` file.
-Result<std::string> data_or_file(const YAML::Node& node, const std::string& key, const Entry& entry,
-                                 const std::string& parent) {
-    TRY_ASSIGN(auto data, string_field(node, (key + "-data").c_str(), entry, parent));
-    if (data && !data->empty()) {
-        return base64_field(*data, entry, parent + key + "-data");
-    }
-    TRY_ASSIGN(auto file, string_field(node, key.c_str(), entry, parent));
-    if (!file || file->empty()) {
-        return std::string();
-    }
-    auto contents = read_whole_file(
-        resolve(*file, entry.file),
-        fmt::format("kubeconfig {}: {}.{}{}", entry.file, entry.field, parent, key));
-    if (!contents) {
-        return Status(Code::invalid, contents.status().message());
-    }
-    return contents.value();
-}
 
 Status add_entries(const YAML::Node& root, const char* list, const char* body_key,
                    const std::string& file, std::map<std::string, Entry>& into) {
@@ -177,37 +104,14 @@ Status apply_cluster(const Entry& entry, RestConfig& config) {
         return invalid(entry.file, entry.field + ".cluster.insecure-skip-tls-verify",
                        "cannot be combined with a certificate-authority");
     }
+    TRY_ASSIGN(auto server_name, string_field(node, "tls-server-name", entry, "cluster."));
+    config.tls_server_name = server_name.value_or("");
+    TRY_ASSIGN(auto proxy, string_field(node, "proxy-url", entry, "cluster."));
+    if (proxy && !proxy->empty()) {
+        TRY(check_proxy_url(*proxy, entry));
+        config.proxy_url = *proxy;
+    }
     return Status::ok();
-}
-
-Result<ExecConfig> parse_exec(const YAML::Node& node, const Entry& entry) {
-    const std::string at = entry.field + ".user.exec";
-    ExecConfig exec;
-    exec.api_version = node["apiVersion"] ? node["apiVersion"].as<std::string>() : "";
-    if (exec.api_version != "client.authentication.k8s.io/v1" &&
-        exec.api_version != "client.authentication.k8s.io/v1beta1") {
-        return invalid(entry.file, at + ".apiVersion",
-                       fmt::format("\"{}\" is not supported (want client.authentication.k8s.io/v1)",
-                                   exec.api_version));
-    }
-    exec.command = node["command"] ? node["command"].as<std::string>() : "";
-    if (exec.command.empty()) {
-        return invalid(entry.file, at + ".command", "missing");
-    }
-    if (exec.command.find('/') != std::string::npos) {
-        exec.command = resolve(exec.command, entry.file);
-    }
-    for (const auto& arg : node["args"]) {
-        exec.args.push_back(arg.as<std::string>());
-    }
-    for (const auto& var : node["env"]) {
-        if (!var["name"]) {
-            return invalid(entry.file, at + ".env[].name", "missing");
-        }
-        exec.env.emplace_back(var["name"].as<std::string>(),
-                              var["value"] ? var["value"].as<std::string>() : "");
-    }
-    return exec;
 }
 
 Status apply_user(const Entry& entry, RestConfig& config) {
@@ -255,7 +159,7 @@ Status apply_user(const Entry& entry, RestConfig& config) {
             return invalid(entry.file, entry.field + ".user.exec", e.msg);
         }
     }
-    return Status::ok();
+    return apply_impersonation(node, entry, config);
 }
 
 Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std::string>& wanted) {
@@ -265,7 +169,14 @@ Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std
     }
     auto context = merged.contexts.find(*name);
     if (context == merged.contexts.end()) {
-        return invalid(merged.files, "contexts", fmt::format("context \"{}\" not found", *name));
+        std::string known;
+        for (const auto& [known_name, entry] : merged.contexts) {
+            known += (known.empty() ? "" : ", ") + known_name;
+        }
+        return invalid(
+            merged.files, "contexts",
+            fmt::format("context \"{}\" not found; {}", *name,
+                        known.empty() ? "the file has no contexts" : "the contexts are: " + known));
     }
     const Entry& ctx = context->second;
     if (!ctx.body || !ctx.body.IsMap()) {

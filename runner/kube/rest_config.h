@@ -41,11 +41,18 @@ struct RestConfig {
     std::string namespace_name;  // the context's namespace, "" if unset
     std::string ca_pem;          // trusted CAs; empty: the system's default CAs
     bool insecure_skip_tls_verify = false;
+    std::string tls_server_name;  // cluster.tls-server-name: the name verified and sent (SNI)
+    std::string proxy_url;        // cluster.proxy-url: "http://[user:password@]host:port"
     SecretString bearer_token;
     std::string token_file;  // re-read when set (service-account tokens rotate)
     std::string client_cert_pem;
     SecretString client_key_pem;
     std::optional<ExecConfig> exec;
+    // user.as, as-uid, as-groups: sent as Impersonate-User, -Uid and one Impersonate-Group
+    // header per group, as kubectl --as/--as-group do.
+    std::string impersonate_user;
+    std::string impersonate_uid;
+    std::vector<std::string> impersonate_groups;
     std::string source;  // which file(s) it came from, for messages
 };
 

@@ -7,7 +7,12 @@
 # Sourced after test/e2e/lib.sh (T, fail, wait_for, wait_exit, log_has, ...).
 
 GCL_GROUPS=()
-GCL_OPTS=() # the first pipeline checks the CI files against gitlab-ci-local's schema
+# Jobs name an image (the components' `image` input, the child's `default:image`);
+# the shell executor runs them all here, with the envgate binary on PATH.
+# The first pipeline checks the CI files against gitlab-ci-local's schema, but for
+# an empty `tags: []` (a component's default: no runner tags), which GitLab takes
+# and the schema does not.
+GCL_OPTS=(--force-shell-executor --ignore-schema-paths "#/definitions/tags/minItems")
 # gitlab-ci-local hands its own environment to every job, under the job's variables:
 # a clean one, so that a CI running this test cannot leak CI_* values into the jobs.
 GCL_ENV=(env -i "PATH=$T/bin:$PATH" "HOME=$HOME" "TMPDIR=${TMPDIR:-/tmp}" LANG=C.UTF-8 NO_COLOR=1
@@ -95,6 +100,12 @@ gates:
 steps:
   diff: "echo diff of \$ENVGATE_ENV"
   deploy: "sh scripts/deploy.sh"
+ci:
+  image: $CHILD_IMAGE
+  tags: [ kubernetes ]
+  interruptible: false
+  timeout: 30m
+  deployment_tiers: { production: production }
 EOF
     cat >.gitlab-ci.yml <<'EOF'
 stages: [plan, deploy]
@@ -105,6 +116,8 @@ include:
       trigger_stage: deploy
       jobs: run
       fetch_default_branch: false   # the origin of this test repository is not reachable
+      image: registry.example.com/tools/envgate:0.1.0   # PARENT_IMAGE
+      tags: [ kubernetes ]
   - component: $CI_SERVER_FQDN/acme/envgate/unlock@$CI_COMMIT_SHA
     inputs:
       environment: staging
@@ -127,6 +140,11 @@ commit() {
     git -c user.email=ci@example.com -c user.name=ci commit -qm "$1"
     git rev-parse HEAD
 }
+
+# The images the generator job (component input) and the child pipeline (envgate.yml
+# ci:) name; nothing pulls them (shell executor).
+PARENT_IMAGE=registry.example.com/tools/envgate:0.1.0
+CHILD_IMAGE=registry.example.com/tools/envgate:0.1.0-child
 
 # make_source_repo: $T/src and its commits SHA_BASE (everything), SHA_BOTH (common:
 # staging and production), SHA_STAGING, SHA_BREAK (post-migrations fails), SHA_FIX.

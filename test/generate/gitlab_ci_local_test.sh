@@ -60,8 +60,29 @@ for env in staging production; do
     grep -q "$env" "$rep/summary.md" || fail "$env summary.md does not name the environment"
     [[ $(lock_json "$env" | jq -r .state) == free ]] || fail "$env is not free after the pipeline"
 done
+# The generator job has the component's image and tags; the child pipeline names
+# envgate.yml's ci: image, tags, interruptible, timeout and production's tier.
+child=$(artifact_dir w1 envgate-generate-all)/envgate-child.yml
+[[ -s $child ]] || fail "the child pipeline artifact is missing"
+python3 - "$child" "$CHILD_IMAGE" <<'PY' || fail "the child pipeline lacks ci: defaults: $(cat "$child")"
+import sys, yaml
+child = yaml.safe_load(open(sys.argv[1]))
+assert child["default"] == {"image": sys.argv[2], "tags": ["kubernetes"],
+                            "interruptible": False, "timeout": "30m"}, child.get("default")
+assert child["production:run"]["environment"]["deployment_tier"] == "production"
+assert "deployment_tier" not in child["staging:run"]["environment"]
+PY
+(cd "$T/w1" && "${GCL_ENV[@]}" "$gcl" --no-color "${GCL_OPTS[@]}" --preview) >"$T/preview.yml" 2>"$T/preview.err" ||
+    gfail "$T/preview.yml" "gitlab-ci-local --preview failed"
+python3 - "$T/preview.yml" "$PARENT_IMAGE" <<'PY' || gfail "$T/preview.yml" "the generate job lacks the image and tags inputs"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if isinstance(d, dict)]
+job = next(d["envgate-generate-all"] for d in docs if "envgate-generate-all" in d)
+assert job["image"] in (sys.argv[2], {"name": sys.argv[2]}), job["image"]
+assert job["tags"] == ["kubernetes"], job["tags"]
+PY
 ok "push pipeline: the generated child ran envgate run for staging, then production"
-GCL_OPTS=(--no-json-schema-validation) # checked once above; it costs seconds a pipeline
+GCL_OPTS=(--force-shell-executor --no-json-schema-validation) # checked once above; it costs seconds a pipeline
 
 pipeline w1 hotfix --file hotfix.gitlab-ci.yml
 L=$T/hotfix.log

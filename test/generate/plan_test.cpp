@@ -200,6 +200,36 @@ BOOST_AUTO_TEST_CASE(renders_all_environments_without_steps) {
     check_golden("all-environments.yml", render_child_pipeline(must(make_plan(c, r))));
 }
 
+// Given envgate.yml `ci:` settings, then the child pipeline has them as its
+// `default:` (a child does not inherit the parent's) and each environment job of
+// gprd names its deployment tier, while gstg's (not in deployment_tiers) names none.
+BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
+    Config c = design_config();
+    c.ci.image = "registry.example.com/tools/envgate:0.1.0";
+    c.ci.tags = {"kubernetes", "deploy"};
+    c.ci.interruptible = false;
+    c.ci.timeout = std::chrono::minutes(90);
+    c.ci.deployment_tiers["gprd"] = "production";
+    PlanRequest r = request({"releases/gitlab/common/x.yaml"});
+    r.style = JobStyle::run;
+    std::string yaml = render_child_pipeline(must(make_plan(c, r)));
+    check_golden("deploy-ci-defaults.yml", yaml);
+    BOOST_TEST(yaml.find("default:\n  image: registry.example.com/tools/envgate:0.1.0\n  tags: "
+                         "[kubernetes, deploy]\n  interruptible: false\n  timeout: 1h 30m\n") !=
+               std::string::npos);
+    BOOST_TEST(yaml.find("name: gprd\n    action: start\n    deployment_tier: production") !=
+               std::string::npos);
+    BOOST_TEST(yaml.find("name: gstg\n    action: start\n  script") != std::string::npos);
+}
+
+// Given no `ci:` settings, then no `default:` at all (the runner's own image and tags).
+BOOST_AUTO_TEST_CASE(renders_no_default_without_ci_settings) {
+    std::string yaml = render_child_pipeline(
+        must(make_plan(design_config(), request({"releases/gitlab/common/x.yaml"}))));
+    BOOST_TEST(yaml.find("default:") == std::string::npos);
+    BOOST_TEST(yaml.find("deployment_tier") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(shell_quote_quotes_only_when_needed) {
     BOOST_TEST(shell_quote("envgate.yml") == "envgate.yml");
     BOOST_TEST(shell_quote("a b") == "'a b'");

@@ -19,6 +19,9 @@
 #include <Poco/TemporaryFile.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/kube/http_kube_api.h"
+#include "test/fakes/fake_clock.h"
+
 namespace envgate::test {
 namespace {
 
@@ -36,6 +39,9 @@ class CannedHandler : public Poco::Net::HTTPRequestHandler {
         seen.content_type = request.getContentType();
         Poco::StreamCopier::copyToString(request.stream(), seen.body);
         seen.client_port = request.clientAddress().port();
+        for (const auto& [name, value] : request) {
+            seen.headers.emplace_back(name, value);
+        }
         CannedResponse canned = m_shared->next(std::move(seen));
         response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(canned.status));
         response.setContentType("application/json");
@@ -148,19 +154,24 @@ TestPki::TestPki() {
     client_cert = dir + "/client.crt";
     client_key = dir + "/client.key";
     other_ca_cert = dir + "/other-ca.crt";
+    named_cert = dir + "/named.crt";
+    named_key = dir + "/named.key";
     const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     std::ofstream(dir + "/server.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+    std::ofstream(dir + "/named.ext") << "subjectAltName=DNS:kube.internal\n";
     run("openssl req -x509 " + ec + " -keyout " + ca_key + " -out " + ca_cert +
         " -days 2 -subj /CN=envgate-test-ca");
     run("openssl req -x509 " + ec + " -keyout " + dir + "/other-ca.key -out " + other_ca_cert +
         " -days 2 -subj /CN=envgate-other-ca");
-    for (const std::string who : {"server", "client"}) {
+    const std::pair<std::string, std::string> subjects[] = {
+        {"server", "127.0.0.1"}, {"client", "envgate-test-user"}, {"named", "kube.internal"}};
+    for (const auto& [who, cn] : subjects) {
         const std::string base = dir + "/" + who;
         run("openssl req " + ec + " -keyout " + base + ".key -out " + base +
-            ".csr -subj /CN=" + (who == "server" ? "127.0.0.1" : "envgate-test-user"));
+            ".csr -subj /CN=" + cn);
         run("openssl x509 -req -in " + base + ".csr -CA " + ca_cert + " -CAkey " + ca_key +
             " -CAcreateserial -days 2 -out " + base + ".crt" +
-            (who == "server" ? " -extfile " + dir + "/server.ext" : ""));
+            (who != "client" ? " -extfile " + dir + "/" + who + ".ext" : ""));
     }
 }
 
@@ -174,6 +185,23 @@ std::string TestPki::read(const std::string& path) {
     std::ostringstream out;
     out << in.rdbuf();
     return out.str();
+}
+
+TestPki& shared_pki() {
+    static TestPki shared;
+    return shared;
+}
+
+Result<nlohmann::json> get_test_lease(const kube::RestConfig& config) {
+    using namespace std::chrono_literals;
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::HttpOptions options;
+    options.retry = {1ms, 1ms, 2.0, 0.0, 1s, 1};
+    auto api = kube::HttpKubeApi::create(config, clock, options);
+    if (!api) {
+        return api.status();
+    }
+    return (*api)->get(kube::leases("locks", "envgate-gprd"));
 }
 
 std::string status_body(int code, const std::string& reason, const std::string& message) {

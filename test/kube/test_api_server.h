@@ -14,8 +14,10 @@
 #include <vector>
 
 #include <Poco/Net/HTTPServer.h>
+#include <nlohmann/json.hpp>
 
 #include "gates/status.h"
+#include "runner/kube/rest_config.h"
 
 namespace envgate::test {
 
@@ -34,6 +36,7 @@ struct SeenRequest {
     std::string content_type;
     std::string body;
     unsigned short client_port = 0;
+    std::vector<std::pair<std::string, std::string>> headers;  // every header, in order
 };
 
 struct ServerTls {
@@ -82,6 +85,7 @@ class TestPki {
     std::string server_cert, server_key;  // CN=127.0.0.1, SAN IP:127.0.0.1, DNS:localhost
     std::string client_cert, client_key;  // signed by the CA, for client-certificate auth
     std::string other_ca_cert;            // an unrelated CA
+    std::string named_cert, named_key;    // signed by the CA for DNS:kube.internal only
     static std::string read(const std::string& path);
 };
 
@@ -90,6 +94,13 @@ template <typename T>
 std::string why(const Result<T>& result) {
     return result.is_ok() ? std::string() : result.status().message();
 }
+
+// One TestPki for the whole test binary (its key generation takes a while).
+TestPki& shared_pki();
+
+// GET of the Lease locks/envgate-gprd through HttpKubeApi with `config`: one attempt,
+// no retries.
+Result<nlohmann::json> get_test_lease(const kube::RestConfig& config);
 
 // A metav1.Status body.
 std::string status_body(int code, const std::string& reason, const std::string& message);

@@ -17,29 +17,13 @@ using namespace std::chrono_literals;
 
 const kube::ResourceRef k_lease = kube::leases("locks", "envgate-gprd");
 
-TestPki& pki() {
-    static TestPki shared;  // one key generation for the whole suite
-    return shared;
-}
-
-Result<nlohmann::json> get_with(const kube::RestConfig& config) {
-    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
-    kube::HttpOptions options;
-    options.retry = {1ms, 1ms, 2.0, 0.0, 1s, 1};
-    auto api = kube::HttpKubeApi::create(config, clock, options);
-    if (!api) {
-        return api.status();
-    }
-    return (*api)->get(k_lease);
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(kube_tls)
 
 BOOST_AUTO_TEST_CASE(verifies_the_server_against_the_kubeconfig_ca) {
     // Given: an HTTPS server whose certificate the test CA signed.
-    TestApiServer server(ServerTls{pki().server_cert, pki().server_key, {}});
+    TestApiServer server(ServerTls{shared_pki().server_cert, shared_pki().server_key, {}});
     struct Case {
         std::string name;
         std::string ca;
@@ -47,9 +31,10 @@ BOOST_AUTO_TEST_CASE(verifies_the_server_against_the_kubeconfig_ca) {
         bool want_ok;
     };
     const std::vector<Case> cases = {
-        {"right CA", TestPki::read(pki().ca_cert), false, true},
-        {"wrong CA", TestPki::read(pki().other_ca_cert), false, false},
-        {"wrong CA but insecure-skip-tls-verify", TestPki::read(pki().other_ca_cert), true, true},
+        {"right CA", TestPki::read(shared_pki().ca_cert), false, true},
+        {"wrong CA", TestPki::read(shared_pki().other_ca_cert), false, false},
+        {"wrong CA but insecure-skip-tls-verify", TestPki::read(shared_pki().other_ca_cert), true,
+         true},
         {"no CA, insecure-skip-tls-verify", "", true, true},
     };
     for (const auto& c : cases) {
@@ -59,7 +44,7 @@ BOOST_AUTO_TEST_CASE(verifies_the_server_against_the_kubeconfig_ca) {
             config.server = server.url();
             config.ca_pem = c.ca;
             config.insecure_skip_tls_verify = c.insecure;
-            auto result = get_with(config);
+            auto result = get_test_lease(config);
             BOOST_TEST(result.is_ok() == c.want_ok, why(result));
             if (!c.want_ok) {
                 BOOST_TEST(result.status().code() == Code::failed);
@@ -74,16 +59,17 @@ BOOST_AUTO_TEST_CASE(verifies_the_server_against_the_kubeconfig_ca) {
 
 BOOST_AUTO_TEST_CASE(presents_the_client_certificate_when_the_server_asks) {
     // Given: a server that requires a client certificate signed by the test CA.
-    TestApiServer server(ServerTls{pki().server_cert, pki().server_key, pki().ca_cert});
+    TestApiServer server(
+        ServerTls{shared_pki().server_cert, shared_pki().server_key, shared_pki().ca_cert});
     server.push_json(200, R"({"metadata":{"name":"envgate-gprd"}})");
     kube::RestConfig config;
     config.server = server.url();
-    config.ca_pem = TestPki::read(pki().ca_cert);
+    config.ca_pem = TestPki::read(shared_pki().ca_cert);
     // When: first without, then with the certificate and key (as *-data fields give them).
-    auto without = get_with(config);
-    config.client_cert_pem = TestPki::read(pki().client_cert);
-    config.client_key_pem = kube::SecretString(TestPki::read(pki().client_key));
-    auto with = get_with(config);
+    auto without = get_test_lease(config);
+    config.client_cert_pem = TestPki::read(shared_pki().client_cert);
+    config.client_key_pem = kube::SecretString(TestPki::read(shared_pki().client_key));
+    auto with = get_test_lease(config);
     // Then: only the second gets through.
     BOOST_TEST(!without.is_ok());
     BOOST_TEST(with.is_ok(), why(with));
@@ -95,7 +81,7 @@ BOOST_AUTO_TEST_CASE(bad_pem_data_is_a_configuration_error_without_the_key) {
     kube::RestConfig config;
     config.server = "https://127.0.0.1:1";
     config.source = "/home/ci/.kube/config";
-    config.client_cert_pem = TestPki::read(pki().client_cert);
+    config.client_cert_pem = TestPki::read(shared_pki().client_cert);
     config.client_key_pem = kube::SecretString("-----BEGIN PRIVATE KEY-----\nnot-a-key\n");
     auto api = kube::HttpKubeApi::create(config, clock);
     BOOST_REQUIRE(!api.is_ok());
@@ -111,7 +97,7 @@ BOOST_AUTO_TEST_CASE(cancel_watches_ends_a_silent_watch_from_another_thread) {
         BOOST_TEST_CONTEXT((tls ? "https" : "http")) {
             std::optional<ServerTls> server_tls;
             if (tls) {
-                server_tls = ServerTls{pki().server_cert, pki().server_key, {}};
+                server_tls = ServerTls{shared_pki().server_cert, shared_pki().server_key, {}};
             }
             TestApiServer server(server_tls);
             const std::string event = R"({"type":"ADDED","object":{"metadata":{"name":"j"}}})";
@@ -119,7 +105,7 @@ BOOST_AUTO_TEST_CASE(cancel_watches_ends_a_silent_watch_from_another_thread) {
             FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
             kube::RestConfig config;
             config.server = server.url();
-            config.ca_pem = TestPki::read(pki().ca_cert);
+            config.ca_pem = TestPki::read(shared_pki().ca_cert);
             auto api = kube::HttpKubeApi::create(config, clock);
             BOOST_REQUIRE(api.is_ok());
             std::promise<void> first_event;

@@ -3,31 +3,19 @@
 // stderr and nothing on stdout.
 #include <boost/test/unit_test.hpp>
 
-#include <sstream>
 #include <string>
 
 #include "runner/cmd_config.h"
 #include "runner/exit_status.h"
-#include "test/fakes/fake_clock.h"
+#include "test/fakes/captured_run.h"
 
 using namespace envgate;
 
 namespace {
 
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-Run config_check(const std::string& path) {
-    std::istringstream in;
-    std::ostringstream out;
-    std::ostringstream err;
-    test::FakeClock clock{TimePoint{}};
-    Context ctx{in, out, err, clock, [](const std::string&) { return std::nullopt; }};
-    int code = run_config_check(ConfigCheckOptions{path}, ctx);
-    return {code, out.str(), err.str()};
+test::CapturedRun config_check(const std::string& path) {
+    return test::capture_run(
+        [&path](Context& ctx) { return run_config_check(ConfigCheckOptions{path}, ctx); });
 }
 
 const std::string k_dir = std::string(ENVGATE_FIXTURES) + "/config";
@@ -37,7 +25,7 @@ const std::string k_dir = std::string(ENVGATE_FIXTURES) + "/config";
 BOOST_AUTO_TEST_SUITE(cmd_config_suite)
 
 BOOST_AUTO_TEST_CASE(valid_config_prints_effective_settings_and_exits_0) {
-    Run r = config_check(k_dir + "/envgate.yml");
+    test::CapturedRun r = config_check(k_dir + "/envgate.yml");
     BOOST_TEST(r.code == k_exit_success);
     BOOST_TEST(r.err.empty());
     BOOST_TEST(r.out.find("  - name: gprd\n") != std::string::npos);
@@ -45,7 +33,7 @@ BOOST_AUTO_TEST_CASE(valid_config_prints_effective_settings_and_exits_0) {
 }
 
 BOOST_AUTO_TEST_CASE(broken_config_prints_each_error_and_exits_2) {
-    Run r = config_check(k_dir + "/bad.yml");
+    test::CapturedRun r = config_check(k_dir + "/bad.yml");
     BOOST_TEST(r.code == k_exit_usage);
     BOOST_TEST(r.out.empty());
     BOOST_TEST(r.err.find("bad.yml:6:53: defaults.lock.on_faillure: unknown key") !=
@@ -54,7 +42,7 @@ BOOST_AUTO_TEST_CASE(broken_config_prints_each_error_and_exits_2) {
 }
 
 BOOST_AUTO_TEST_CASE(missing_config_exits_2) {
-    Run r = config_check(k_dir + "/nothing-here.yml");
+    test::CapturedRun r = config_check(k_dir + "/nothing-here.yml");
     BOOST_TEST(r.code == k_exit_usage);
     BOOST_TEST(r.err.find("nothing-here.yml: cannot read the config file") != std::string::npos);
 }

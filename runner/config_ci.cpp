@@ -1,0 +1,113 @@
+#include "runner/config_ci.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace envgate {
+namespace {
+
+const std::vector<std::string> k_ci_keys = {"image", "tags", "interruptible", "timeout",
+                                            "deployment_tiers"};
+
+void read_image(const YAML::Node& node, YamlFields& f, CiSettings& out) {
+    auto s = f.read_string(node, "ci.image");
+    if (s && s->empty()) {
+        f.error(f.where(node), "ci.image", "must not be empty; leave it out for the runner's");
+    } else if (s) {
+        out.image = *s;
+    }
+}
+
+void read_tags(const YAML::Node& node, YamlFields& f, CiSettings& out) {
+    auto tags = f.read_string_list(node, "ci.tags");
+    for (size_t i = 0; tags && i < tags->size(); ++i) {
+        if ((*tags)[i].empty()) {
+            f.error(f.where(node[i]), fmt::format("ci.tags[{}]", i), "must not be empty");
+            return;
+        }
+    }
+    out.tags = tags.value_or(out.tags);
+}
+
+void read_interruptible(const YAML::Node& node, YamlFields& f, CiSettings& out) {
+    const std::string text = node.IsScalar() ? node.Scalar() : "";
+    if (text == "true" || text == "false") {
+        out.interruptible = text == "true";
+        return;
+    }
+    f.error(
+        f.where(node), "ci.interruptible",
+        "expected true or false, got " + (node.IsScalar() ? "\"" + text + "\"" : node_kind(node)));
+}
+
+void read_tiers(const YAML::Node& node, const std::vector<Environment>& environments, YamlFields& f,
+                CiSettings& out) {
+    if (!f.expect_map(node, "ci.deployment_tiers")) {
+        return;
+    }
+    std::vector<std::string> names;
+    for (const auto& env : environments) {
+        names.push_back(env.name);
+    }
+    f.check_keys(node, "ci.deployment_tiers", names);
+    for (const auto& kv : node) {
+        const std::string env = kv.first.Scalar();
+        if (std::find(names.begin(), names.end(), env) == names.end()) {
+            continue;  // reported by check_keys
+        }
+        const std::string field = "ci.deployment_tiers." + env;
+        if (auto i = f.read_choice(kv.second, field, deployment_tier_names())) {
+            out.deployment_tiers[env] = deployment_tier_names()[*i];
+        }
+    }
+}
+
+}  // namespace
+
+const std::vector<std::string>& deployment_tier_names() {
+    static const std::vector<std::string> names = {"production", "staging", "testing",
+                                                   "development", "other"};
+    return names;
+}
+
+void read_ci_section(const YAML::Node& node, const std::vector<Environment>& environments,
+                     YamlFields& f, CiSettings& out) {
+    if (!node.IsDefined() || !f.expect_map(node, "ci")) {
+        return;
+    }
+    f.check_keys(node, "ci", k_ci_keys);
+    if (node["image"]) {
+        read_image(node["image"], f, out);
+    }
+    if (node["tags"]) {
+        read_tags(node["tags"], f, out);
+    }
+    if (node["interruptible"]) {
+        read_interruptible(node["interruptible"], f, out);
+    }
+    if (node["timeout"]) {
+        if (auto d = f.read_duration(node["timeout"], "ci.timeout", std::chrono::minutes(1))) {
+            out.timeout = *d;
+        }
+    }
+    if (node["deployment_tiers"]) {
+        read_tiers(node["deployment_tiers"], environments, f, out);
+    }
+}
+
+std::string gitlab_duration(Duration d) {
+    using namespace std::chrono;
+    const long total = static_cast<long>(duration_cast<seconds>(d).count());
+    const long parts[] = {total / 3600, total % 3600 / 60, total % 60};
+    const char* units[] = {"h", "m", "s"};
+    std::string out;
+    for (size_t i = 0; i < 3; ++i) {
+        if (parts[i] != 0) {
+            out += (out.empty() ? "" : " ") + std::to_string(parts[i]) + units[i];
+        }
+    }
+    return out.empty() ? "0s" : out;
+}
+
+}  // namespace envgate

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Integration test of the Debian package: from a fresh clone of the source tree's
+# HEAD, scripts/package builds the .deb; its control fields and contents are
+# checked, dpkg says its Depends are met by installed Debian packages (dry run),
+# and it is unpacked (dpkg-deb -x) into an empty root whose binary then answers
+# `envgate version` (naming the clone's commit and a Release build) and `envgate
+# config check` on the demo's config; its man page renders and its bash completion
+# loads. Usage: package_test.sh SOURCE_DIR WORK_DIR
+set -u
+src=$1
+work=$2
+# shellcheck source=test/package/lib.sh
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
+git clone --quiet "$src" "$work/src" || { echo "FAIL: git clone $src"; exit 1; }
+commit=$(git -C "$work/src" rev-parse HEAD)
+"$work/src/scripts/package" "$work/src/build-package" "$work/out" >"$work/package.log" 2>&1 ||
+    { cat "$work/package.log"; echo "FAIL: scripts/package"; exit 1; }
+deb=$(sed -n 's/^package: //p' "$work/package.log")
+[ -f "$deb" ] || { cat "$work/package.log"; echo "FAIL: no .deb named on the last line"; exit 1; }
+echo "package: $deb ($(stat -c %s "$deb") bytes)"
+
+field() { dpkg-deb --field "$deb" "$1"; }
+[ "$(field Package)" = envgate ] || fail "Package: $(field Package)"
+[ "$(field Version)" = 0.1.0 ] || fail "Version: $(field Version)"
+[ "$(field Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture: $(field Architecture)"
+depends=$(field Depends)
+for lib in libc6 libpoco libgit2 libyaml-cpp libssl libfmt libstdc++6; do
+    case $depends in *"$lib"*) ;; *) fail "Depends lacks $lib: $depends" ;; esac
+done
+contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+for f in ./usr/bin/envgate ./usr/share/man/man1/envgate.1.gz \
+    ./usr/share/bash-completion/completions/envgate ./usr/share/doc/envgate/copyright \
+    ./usr/share/doc/envgate/README.md; do
+    grep -qxF "$f" <<<"$contents" || fail "the package lacks $f"
+done
+# dpkg itself judges Depends against the installed packages (nothing is installed).
+dpkg --dry-run --install "$deb" >"$work/dpkg.log" 2>&1 ||
+    fail "dpkg --dry-run --install: $(cat "$work/dpkg.log")"
+
+root="$work/root"
+dpkg-deb -x "$deb" "$root"
+"$root/usr/bin/envgate" version -o json >"$work/version.json" 2>&1 || fail "envgate version failed"
+[ "$(jq -r .gitCommit "$work/version.json")" = "$commit" ] ||
+    fail "version names commit $(jq -r .gitCommit "$work/version.json"), the clone is at $commit"
+[ "$(jq -r .buildType "$work/version.json")" = Release ] || fail "build type: $(cat "$work/version.json")"
+"$root/usr/bin/envgate" config check --config "$work/src/demo/envgate.yml" >"$work/check.txt" 2>&1 ||
+    fail "config check of the demo: $(cat "$work/check.txt")"
+grep -q 'name: production' "$work/check.txt" || fail "config check printed no production: $(cat "$work/check.txt")"
+MANWIDTH=100 man -l "$root/usr/share/man/man1/envgate.1.gz" >"$work/man.txt" 2>/dev/null ||
+    fail "man -l failed"
+grep -q 'envgate lock' "$work/man.txt" || fail "the man page has no section for envgate lock"
+grep -q -- '--wait-timeout' "$work/man.txt" || fail "the man page lacks the commands' options"
+grep -q 'Apache License' "$root/usr/share/doc/envgate/copyright" || fail "copyright is not the licence"
+# shellcheck disable=SC1091
+bash -c "source '$root/usr/share/bash-completion/completions/envgate' && complete -p envgate" \
+    >/dev/null || fail "the bash completion does not load"
+
+finish package_test

@@ -1,0 +1,89 @@
+// Given `envgate version` and `envgate completion bash` run in-process, then: the
+// version names the project's version, a git commit (or "unknown"), the build type
+// and the versions of the libraries loaded (those that say so at run time agree
+// with the headers compiled against); JSON carries the same; the completion script
+// lists every command, every subcommand and every option of each, and a shell other
+// than bash is a usage error.
+#include <Poco/Version.h>
+#include <git2/version.h>
+
+#include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "runner/cli.h"
+#include "runner/cmd_version.h"
+#include "runner/exit_status.h"
+#include "test/fakes/captured_run.h"
+
+using namespace envgate;
+
+namespace {
+
+test::CapturedRun cli(const std::vector<std::string>& args) {
+    return test::capture_run([&args](Context& ctx) { return run_cli(args, ctx); });
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(version_suite)
+
+BOOST_AUTO_TEST_CASE(version_json_names_commit_build_type_and_loaded_libraries) {
+    test::CapturedRun r = cli({"version", "-o", "json"});
+    BOOST_REQUIRE_EQUAL(r.code, k_exit_success);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    BOOST_TEST(j["version"] == "0.1.0");
+    std::string commit = j["gitCommit"];
+    BOOST_TEST(std::regex_match(commit, std::regex("[0-9a-f]{40}(-dirty)?|unknown")), commit);
+    BOOST_TEST(!j["buildType"].get<std::string>().empty());
+    BOOST_TEST(j["libraries"]["libgit2"] == LIBGIT2_VERSION);
+    unsigned poco = POCO_VERSION;
+    std::string want_poco = std::to_string(poco >> 24) + "." + std::to_string((poco >> 16) & 0xFF) +
+                            "." + std::to_string((poco >> 8) & 0xFF);
+    BOOST_TEST(j["libraries"]["poco"] == want_poco);
+    for (const char* lib : {"openssl", "yaml-cpp", "nlohmann-json", "fmt", "cli11"}) {
+        BOOST_TEST(!j["libraries"][lib].get<std::string>().empty(), lib);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(version_text_matches_json_and_the_version_flag) {
+    test::CapturedRun text = cli({"version"});
+    BOOST_REQUIRE_EQUAL(text.code, k_exit_success);
+    BuildInfo info = build_info();
+    BOOST_TEST(text.out == render_version_text(info));
+    BOOST_TEST(text.out.rfind("envgate 0.1.0\n", 0) == 0);
+    BOOST_TEST(has(text.out, "git commit: " + info.git_commit + "\n"));
+    BOOST_TEST(has(text.out, "  libgit2        " LIBGIT2_VERSION "\n"));
+    test::CapturedRun flag = cli({"--version"});
+    BOOST_TEST(flag.out == "envgate 0.1.0\n");
+    BOOST_TEST(cli({"version", "-o", "yaml"}).code == k_exit_usage);
+}
+
+BOOST_AUTO_TEST_CASE(bash_completion_lists_every_command_subcommand_and_option) {
+    test::CapturedRun r = cli({"completion", "bash"});
+    BOOST_REQUIRE_EQUAL(r.code, k_exit_success);
+    BOOST_TEST(has(r.out, "complete -o default -F _envgate envgate\n"));
+    for (const char* cmd : {"config", "explain", "run", "gate", "generate", "lock", "status",
+                            "unlock", "dashboard", "lint", "version", "completion"}) {
+        BOOST_TEST(has(r.out, std::string(" ") + cmd + " "), cmd);
+    }
+    BOOST_TEST(has(r.out, "\"envgate config\") words=\"check --help -h\""));
+    BOOST_TEST(has(r.out, "\"envgate config check\""));
+    BOOST_TEST(has(r.out, "--wait-timeout"));
+    BOOST_TEST(has(r.out, "--job-deleted"));
+    // options that take a value complete files; flags do not
+    BOOST_TEST(has(r.out, "\"envgate run\") case $prev in"));
+    BOOST_TEST(!has(r.out, "|--no-wait|"));
+}
+
+BOOST_AUTO_TEST_CASE(completion_for_another_shell_is_a_usage_error) {
+    test::CapturedRun r = cli({"completion", "fish"});
+    BOOST_TEST(r.code == k_exit_usage);
+    BOOST_TEST(has(r.err, "unsupported shell \"fish\" (supported: bash)"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
