@@ -22,6 +22,7 @@ struct Plan {
     std::optional<std::string> kube_context;
     Duration timeout = std::chrono::hours(1);
     Duration poll_interval = std::chrono::seconds(5);
+    Duration progress_interval = std::chrono::seconds(30);
     OnCancel on_cancel = OnCancel::leave;
 };
 
@@ -45,6 +46,7 @@ Result<Plan> make_plan(const GateOptions& o) {
     }
     plan.on_cancel = o.on_cancel == "delete" ? OnCancel::remove : OnCancel::leave;
     TRY_ASSIGN(plan.poll_interval, duration_option("--poll-interval", o.poll_interval));
+    TRY_ASSIGN(plan.progress_interval, duration_option("--progress-interval", o.progress_interval));
     bool have_config = std::filesystem::exists(o.config);
     if (!have_config && !o.manifest) {
         return Status(Code::invalid, fmt::format("{} not found: give --manifest, or --config with "
@@ -129,6 +131,7 @@ int run_gate(const GateOptions& o, Context& ctx) {
     settings.gate = plan->gate;
     settings.timeout = plan->timeout;
     settings.poll_interval = plan->poll_interval;
+    settings.progress_every = plan->progress_interval;
     settings.on_cancel = plan->on_cancel;
     settings.instance = instance_name(ctx);
     settings.pending_signal = ctx.pending_signal;

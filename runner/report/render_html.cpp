@@ -16,7 +16,8 @@ th{background:#f6f8fa}.badge{display:inline-block;padding:.1em .55em;border-radi
 font-weight:600;font-size:.85em;color:#fff}.passed,.succeeded,.free{background:#1a7f37}
 .failed{background:#cf222e}.retrying,.passed-after-retries{background:#bf8700}
 .failing{background:#8250df}.running{background:#0969da}.skipped{background:#6e7781}
-.cancelled{background:#57606a}.held{background:#9a6700}
+.cancelled{background:#57606a}.held{background:#9a6700}.failed-run{background:#a40e26}
+details{margin:.4em 0}summary{cursor:pointer}
 pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.6em;overflow-x:auto;
 user-select:all}code{font-family:ui-monospace,monospace}
 )css";
@@ -47,7 +48,11 @@ void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
     std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
     out << "<tr><td>" << xml_escape(r.environment) << "</td><td>" << xml_escape(s.name)
         << "</td><td>" << badge(step_label(s)) << "</td><td>" << s.duration_text() << "</td><td>"
-        << s.attempts << "</td><td>" << xml_escape(message);
+        << s.attempts << "</td><td>";
+    if ((s.state == StepState::failed || s.state == StepState::cancelled) && !s.reason.empty()) {
+        out << "<strong>" << xml_escape(s.reason) << "</strong>: ";
+    }
+    out << xml_escape(message);
     if (s.command) {
         out << "<pre><code>" << xml_escape(*s.command) << "</code></pre>";
     }
@@ -56,6 +61,19 @@ void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
             out << "<div>" << badge("retrying") << " " << xml_escape(first_line(h.message))
                 << "<pre><code>" << xml_escape(*h.command) << "</code></pre></div>";
         }
+    }
+    for (const auto& run : s.failed_runs) {
+        out << "<details><summary>" << badge("failed run") << " " << run.run << " (attempt "
+            << run.attempt;
+        if (run.limit > 0) {
+            out << " of " << run.limit;
+        }
+        out << "), pod <code>" << xml_escape(run.pod) << "</code>: " << xml_escape(run.description)
+            << "</summary><p>" << xml_escape(run.log_note) << "</p>";
+        if (!run.log_tail.empty()) {
+            out << "<pre><code>" << xml_escape(run.log_tail) << "</code></pre>";
+        }
+        out << "</details>";
     }
     out << "</td></tr>\n";
 }

@@ -26,10 +26,30 @@ json change_json(const VerdictChange& h) {
             {"limit", h.limit}};
 }
 
+json failed_run_json(const FailedRun& f) {
+    return {{"run", f.run},
+            {"attempt", f.attempt},
+            {"limit", f.limit},
+            {"at", opt_time(f.at)},
+            {"pod", f.pod},
+            {"container", f.container},
+            {"container_run", f.container_run},
+            {"reason", f.reason},
+            {"exit_code", f.exit_code ? json(*f.exit_code) : json(nullptr)},
+            {"description", f.description},
+            {"log_command", f.log_command},
+            {"log_tail", f.log_tail},
+            {"log_note", f.log_note}};
+}
+
 json step_json(const StepReport& s) {
     json history = json::array();
     for (const auto& h : s.history) {
         history.push_back(change_json(h));
+    }
+    json failed_runs = json::array();
+    for (const auto& f : s.failed_runs) {
+        failed_runs.push_back(failed_run_json(f));
     }
     return {{"name", s.name},
             {"kind", s.kind},
@@ -45,7 +65,8 @@ json step_json(const StepReport& s) {
             {"command", opt(s.command)},
             {"exit_code", s.exit_code ? json(*s.exit_code) : json(nullptr)},
             {"skipped_why", s.skipped_why},
-            {"history", history}};
+            {"history", history},
+            {"failed_runs", failed_runs}};
 }
 
 template <typename E>
@@ -69,6 +90,26 @@ std::optional<std::string> get_opt(const json& j, const char* key) {
 std::optional<TimePoint> get_time(const json& j, const char* key) {
     auto s = get_opt(j, key);
     return s ? parse_rfc3339(*s) : std::nullopt;
+}
+
+FailedRun failed_run_from(const json& j) {
+    FailedRun f;
+    f.run = j.value("run", 0);
+    f.attempt = j.value("attempt", 0);
+    f.limit = j.value("limit", 0);
+    f.at = get_time(j, "at");
+    f.pod = j.value("pod", "");
+    f.container = j.value("container", "");
+    f.container_run = j.value("container_run", -1);
+    f.reason = j.value("reason", "");
+    if (j.contains("exit_code") && !j.at("exit_code").is_null()) {
+        f.exit_code = j.at("exit_code").get<int>();
+    }
+    f.description = j.value("description", "");
+    f.log_command = j.value("log_command", "");
+    f.log_tail = j.value("log_tail", "");
+    f.log_note = j.value("log_note", "");
+    return f;
 }
 
 StepReport step_from(const json& j) {
@@ -95,6 +136,9 @@ StepReport step_from(const json& j) {
         s.history.push_back({get_time(h, "at").value_or(TimePoint{}), h.value("state", ""),
                              h.value("reason", ""), h.value("message", ""), get_opt(h, "command"),
                              h.value("attempt", 0), h.value("limit", 0)});
+    }
+    for (const auto& f : j.value("failed_runs", json::array())) {
+        s.failed_runs.push_back(failed_run_from(f));
     }
     return s;
 }

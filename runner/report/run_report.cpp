@@ -42,6 +42,11 @@ const char* lock_state_name(LockState s) {
     return "unknown";
 }
 
+bool FailedRun::same_run(const FailedRun& other) const {
+    return container_run >= 0 && container_run == other.container_run && pod == other.pod &&
+           container == other.container;
+}
+
 bool StepReport::retried() const {
     for (const auto& h : history) {
         if (h.state == "retrying") {
@@ -96,6 +101,12 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
         for (VerdictChange& h : s.history) {
             h.message = mask(h.message);
             opt(h.command);
+        }
+        for (FailedRun& f : s.failed_runs) {
+            f.description = mask(f.description);
+            f.log_command = mask(f.log_command);
+            f.log_tail = mask(f.log_tail);
+            f.log_note = mask(f.log_note);
         }
     }
     r.lock.holder = mask(r.lock.holder);

@@ -149,6 +149,7 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     settings.gate = *gates::gate_from_name(p.name);
     settings.timeout = p.timeout;
     settings.poll_interval = m_settings.poll_interval;
+    settings.progress_every = m_settings.progress_interval;
     settings.on_cancel = m_settings.delete_jobs_on_cancel ? OnCancel::remove : OnCancel::leave;
     settings.instance = "envgate-" + m_me.id;
     settings.pending_signal = stop_signal();

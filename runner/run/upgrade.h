@@ -38,6 +38,7 @@ struct UpgradeSettings {
     bool delete_jobs_on_cancel = false;
     std::optional<std::string> kubeconfig;
     Duration poll_interval = std::chrono::seconds(5);
+    Duration progress_interval = std::chrono::seconds(30);  // a quiet gate's heartbeat
 };
 
 // The job-log section of `step` of the upgrade of `env`.
