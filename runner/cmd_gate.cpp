@@ -134,6 +134,7 @@ int run_gate(const GateOptions& o, Context& ctx) {
     settings.progress_every = plan->progress_interval;
     settings.on_cancel = plan->on_cancel;
     settings.instance = instance_name(ctx);
+    settings.cluster = describe_cluster(session->config);
     settings.pending_signal = ctx.pending_signal;
 
     RunReport report;

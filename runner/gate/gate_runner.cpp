@@ -247,7 +247,7 @@ GateResult GateRunner::finish(const GateRunSettings& settings, const JobIdentity
         step.message += " " + outcome;
         m_log.line(Tone::failing, outcome);  // the log says it too, not only the reports
     }
-    return {exit_code, std::move(step)};
+    return {exit_code, std::move(step), !id.name.empty()};
 }
 
 GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& rendered) {
@@ -264,6 +264,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         step.state = state;
         step.reason = std::move(reason);
         step.message = std::move(message);
+        if (step.reason == "KubernetesApiError" && !settings.cluster.empty()) {
+            step.message += " (" + settings.cluster + ")";
+        }
         if (!said) {
             m_log.line(state == StepState::cancelled ? Tone::failing : Tone::failed,
                        fmt::format("{}: {}: {}", names.name, step.reason, step.message));

@@ -28,12 +28,14 @@ struct GateRunSettings {
     Duration progress_every = std::chrono::seconds(30);  // heartbeat line when quiet
     OnCancel on_cancel = OnCancel::leave;
     std::string instance = "envgate";  // reportingInstance of events
+    std::string cluster;               // "kubeconfig context C, server S": named by API errors
     std::function<int()> pending_signal = [] { return 0; };
 };
 
 struct GateResult {
-    int exit_code = 0;  // runner/exit_status.h
-    StepReport step;    // for the reports
+    int exit_code = 0;        // runner/exit_status.h
+    StepReport step;          // for the reports
+    bool job_exists = false;  // the gate's Job was created (or re-attached to)
 };
 
 class GateRunner {

@@ -152,6 +152,7 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     settings.progress_every = m_settings.progress_interval;
     settings.on_cancel = m_settings.delete_jobs_on_cancel ? OnCancel::remove : OnCancel::leave;
     settings.instance = "envgate-" + m_me.id;
+    settings.cluster = describe_cluster(m_kube->config);
     settings.pending_signal = stop_signal();
     RenderedJob job = *p.job;
     if (m_fence) {  // a later holder's Jobs carry a higher token; see GateRunner::launch
@@ -159,6 +160,7 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     }
     GateRunner runner(*m_kube->api, m_kube->connect, m_ctx.clock, m_log);
     GateResult result = runner.run(settings, job);
+    m_changed = m_changed || result.job_exists;
     std::string file = step.file;
     step = std::move(result.step);
     step.file = file;
@@ -202,6 +204,7 @@ int Upgrade::run_planned(const Planned& p, StepReport& step) {
     if (p.gate) {
         return run_gate(p, step);
     }
+    m_changed = m_changed || p.name != "diff";  // diff only reads; deploy and qa change things
     return p.name == "qa" ? run_qa(p, step) : run_shell_step(p, step);
 }
 

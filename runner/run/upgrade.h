@@ -111,6 +111,9 @@ class Upgrade {
     std::mutex m_beat_mutex;  // m_beat_lock->spec.step, written here, read by the heartbeat
     std::unique_ptr<LockFence> m_fence;
     std::optional<std::string> m_lock_lost;  // why this run stopped holding the lock
+    // A gate's Job was created (or found) or a step other than diff ran: from then on a
+    // failure holds the lock; before, an infrastructure error releases it (settle).
+    bool m_changed = false;
     void start_heartbeat();
     StoreOptions store_options() const;
 };

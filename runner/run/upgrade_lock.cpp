@@ -189,14 +189,19 @@ int Upgrade::settle(int exit_code) {
     }
     const StepReport* failed = m_report.failed_step();
     Result<locks::Decision> d = Status(Code::failed, "not settled");
-    if (exit_code == k_exit_success) {
+    // Hold only what is broken: an infrastructure error before any Job or changing step
+    // left nothing to inspect. (A Job whose create was sent but not answered is found
+    // by the rerun, same name and spec, and re-attached to.)
+    bool nothing_changed = exit_code == k_exit_infra && !m_changed;
+    if (exit_code == k_exit_success || nothing_changed) {
         d = m_manager->release(m_env.name, m_me);
     } else {
         locks::Failure f{failed ? failed->name : "run", failed ? failed->reason : "Failed",
                          failed ? failed->message : "the upgrade failed", m_ctx.clock.now()};
         d = m_manager->fail(m_lock->spec, m_me, f);
     }
-    const char* what = exit_code == k_exit_success ? "released" : "marked failed";
+    const char* what =
+        exit_code == k_exit_success || nothing_changed ? "released" : "marked failed";
     int code = exit_code;
     if (!d) {
         m_report.lock.update_error =
@@ -208,6 +213,11 @@ int Upgrade::settle(int exit_code) {
     }
     if (m_report.lock.update_error) {
         m_log.line(Tone::failed, *m_report.lock.update_error);
+    } else if (nothing_changed) {
+        m_log.line(Tone::failing, fmt::format("{} was released, not held: the error came before "
+                                              "anything changed (no Job was created, no deploy "
+                                              "step ran); rerun once the cluster answers",
+                                              m_env.name));
     }
     auto current = m_lock->store->read(m_env.name);
     if (current) {

@@ -235,4 +235,43 @@ scenario_secrets() {
     ok "5 planted secrets: 0 occurrences in every output, report, lock record and cluster object"
 }
 
+# Hold only what is broken: an API that refuses the first gate's Job (403, before any
+# Job or deploy) leaves nothing to inspect, so the lock is released with a warning and
+# the run exits 4; the error names the kubeconfig context and the server.
+scenario_infra_before_change() {
+    ok_job pre
+    ok_job post
+    write_config 'echo deploying $ENVGATE_ENV'
+    ctl fail --code 403 --verb create --resource jobs --count -1
+    run_envgate 90 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
+    expect_rc 4 "the API refused the Job"
+    expect_lock free
+    log_has "$T/run.log" "e1 was released, not held: the error came before anything changed"
+    grep -qE "^pre-migrations: KubernetesApiError: .*\(kubeconfig context \"[^\"]+\", server https?://127\.0\.0\.1:[0-9]+\)" "$T/run.log" ||
+        fail "the API error does not name the kubeconfig context and server"
+    log_lacks "$T/run.log" "deploying e1"
+    check_reports "$T/rep" e1 failed KubernetesApiError
+    grep -qx "ENVGATE_LOCK_STATE=free" "$T/rep/envgate.env" || fail "envgate.env: the lock is not free"
+    ok "infra error before any change: exit 4, lock released with a warning, cluster named"
+}
+
+# Once a gate's Job exists, an infrastructure error holds the lock as any failure does:
+# the Job is there to inspect.
+scenario_infra_after_job() {
+    job_manifest "$T/pre.yaml" pre OnFailure 2 \
+        "$(job_script pre "until [ -f '$T/go' ]; do sleep 0.05; done; echo pre done")"
+    ok_job post
+    write_config 'echo deploying $ENVGATE_ENV'
+    run_bg "$T/run.log" --report-dir "$T/rep"
+    wait_for 30 "the pre-migrations Job" grep -q "created Job" "$T/run.log"
+    ctl fail --code 403 --verb get --resource jobs --count -1
+    touch "$T/go" # the pod changes: the gate's next pass reads the Job, refused
+    wait_exit "$RUN_PID" 90
+    expect_rc 4 "the API refused the Job's read"
+    ctl clear-faults
+    expect_lock failed
+    log_lacks "$T/run.log" "was released, not held"
+    ok "infra error after the Job exists: exit 4, lock held (failed)"
+}
+
 "scenario_$SCENARIO"
