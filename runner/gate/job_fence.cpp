@@ -7,7 +7,10 @@ namespace {
 
 using nlohmann::json;
 
-// True when the Job has a Complete or Failed condition that is True.
+// True when the Job has a Complete or Failed condition that is True, or the one the
+// controller writes just before them (SuccessCriteriaMet, FailureTarget, Kubernetes
+// 1.31+): a gate that saw it ended, and a run right after it must not take the Job
+// for one still running.
 bool job_finished(const json& job) {
     if (!job.contains("status") || !job["status"].is_object() ||
         !job["status"].contains("conditions") || !job["status"]["conditions"].is_array()) {
@@ -15,7 +18,9 @@ bool job_finished(const json& job) {
     }
     for (const auto& c : job["status"]["conditions"]) {
         if (c.is_object() && c.contains("type") && c.contains("status") &&
-            (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") {
+            (c["type"] == "Complete" || c["type"] == "Failed" ||
+             c["type"] == "SuccessCriteriaMet" || c["type"] == "FailureTarget") &&
+            c["status"] == "True") {
             return true;
         }
     }

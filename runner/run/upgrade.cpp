@@ -10,6 +10,7 @@
 #include "runner/exit_status.h"
 #include "runner/files.h"
 #include "runner/gate/gate_runner.h"
+#include "runner/run/reruns.h"
 
 namespace envgate {
 namespace {
@@ -155,6 +156,10 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     settings.cluster = describe_cluster(m_kube->config);
     settings.pending_signal = stop_signal();
     RenderedJob job = *p.job;
+    if (m_unlock) {  // a person unlocked the environment: try again, with a new Job
+        job = after_unlock(std::move(job), *m_unlock);
+        m_log.line(Tone::plain, fmt::format("{}: {}", p.name, after_unlock_text(*m_unlock)));
+    }
     if (m_fence) {  // a later holder's Jobs carry a higher token; see GateRunner::launch
         job.object["metadata"]["labels"][k_label_fence] = std::to_string(m_fence->token());
     }

@@ -114,6 +114,9 @@ class Upgrade {
     // A gate's Job was created (or found) or a step other than diff ran: from then on a
     // failure holds the lock; before, an infrastructure error releases it (settle).
     bool m_changed = false;
+    // The latest unlock of the lock when this run took it: it names the gates' Jobs
+    // (runner/run/reruns.h).
+    std::optional<locks::Transition> m_unlock;
     void start_heartbeat();
     StoreOptions store_options() const;
 };

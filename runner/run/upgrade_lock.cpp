@@ -3,6 +3,7 @@
 #include "locks/describe.h"
 #include "locks/identity.h"
 #include "runner/exit_status.h"
+#include "runner/run/reruns.h"
 #include "runner/run/upgrade.h"
 
 // The lock side of Upgrade: taking the lock, keeping it (heartbeat), the fencing
@@ -54,6 +55,7 @@ int Upgrade::lock() {
         step.state = StepState::passed;
         step.message = got->decision.message;
         m_holding = true;
+        m_unlock = latest_unlock(got->record);
         // renewed_at: our clock's time when the write that took it was decided.
         m_fence =
             std::make_unique<LockFence>(m_ctx.clock, m_lock->spec.lease_duration,

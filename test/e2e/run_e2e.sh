@@ -274,4 +274,38 @@ scenario_infra_after_job() {
     ok "infra error after the Job exists: exit 4, lock held (failed)"
 }
 
+# A failed run, an unlock, the next run: new Jobs (the unlock is part of their names) and
+# the log says whose unlock; another run under that same unlock re-attaches to them.
+scenario_rerun_after_unlock() {
+    ok_job pre
+    job_manifest "$T/post.yaml" post OnFailure 0 "$(job_script post "if [ ! -f '$T/fixed' ]; then
+echo 'PG::UndefinedTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; echo post done")"
+    write_config 'echo deploying $ENVGATE_ENV'
+    run_envgate 90 "$T/first.log" run --env e1 --config "$CFG" --report-dir "$T/rep1"
+    expect_rc 1 "post-migrations fails"
+    expect_lock failed
+    local failed_job
+    failed_job=$(sed -nE 's|^created Job [^/]+/(post-[a-z0-9]+)$|\1|p' "$T/first.log")
+    [[ -n $failed_job ]] || fail "no post-migrations Job in the first run's log"
+    "$ENVGATE" unlock e1 --reason "table restored" --config "$CFG" >"$T/unlock.log" 2>&1 ||
+        fail "unlock failed: $(cat "$T/unlock.log")"
+    touch "$T/fixed"
+    run_envgate 90 "$T/second.log" run --env e1 --config "$CFG" --report-dir "$T/rep2"
+    expect_rc 0 "the run after the unlock"
+    expect_lock free
+    grep -qE "^post-migrations: new Job after the unlock by [^ ]+ at [0-9T:-]+Z; " "$T/second.log" ||
+        fail "the log does not say the Job is new after the unlock"
+    local new_job
+    new_job=$(sed -nE 's|^created Job [^/]+/(post-[a-z0-9]+)$|\1|p' "$T/second.log")
+    [[ -n $new_job && $new_job != "$failed_job" ]] ||
+        fail "the run after the unlock did not create a new post-migrations Job ($new_job)"
+    log_lacks "$T/second.log" "re-attached"
+    [[ $("${K[@]}" get job -n "$NS" "$new_job" -o jsonpath='{.metadata.labels.envgate\.dev/unlock}') =~ ^[0-9]+$ ]] ||
+        fail "the new Job lacks the envgate.dev/unlock label"
+    run_envgate 90 "$T/third.log" run --env e1 --config "$CFG" --report-dir "$T/rep3"
+    expect_rc 0 "a run under the same unlock"
+    log_has "$T/third.log" "re-attached to Job $NS/$new_job"
+    ok "rerun after unlock: new Jobs named after the unlock, re-attached under the same unlock"
+}
+
 "scenario_$SCENARIO"
