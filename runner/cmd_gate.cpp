@@ -143,6 +143,7 @@ int run_gate(const GateOptions& o, Context& ctx) {
     report.started = ctx.clock.now();
     report.pipeline_url = ctx.getenv("CI_PIPELINE_URL");
     report.job_url = ctx.getenv("CI_JOB_URL");
+    report.environments_url = environments_page(ctx.getenv("CI_PROJECT_URL"));
     std::string section = "envgate_gate_" + o.environment + "_" + o.gate;
     log.section_start(section, fmt::format("envgate gate {} on {}: Job {}/{}", o.gate,
                                            o.environment, rendered->namespace_, rendered->name));

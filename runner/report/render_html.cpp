@@ -78,6 +78,18 @@ void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
     out << "</td></tr>\n";
 }
 
+// Links to the pipeline, the job and the project's environments, as far as known.
+void write_links(std::ostream& out, const RunReport& r) {
+    std::string links;
+    for (const Link& l : run_links(r)) {
+        links += (links.empty() ? "<a href=\"" : " · <a href=\"") + xml_escape(l.url) + "\">" +
+                 l.label + "</a>";
+    }
+    if (!links.empty()) {
+        out << "<p class=\"links\">" << links << "</p>\n";
+    }
+}
+
 }  // namespace
 
 std::string render_html(const RunReport& r) {
@@ -87,6 +99,7 @@ std::string render_html(const RunReport& r) {
         << "</style></head><body>\n";
     std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
     out << "<h1>envgate: " << xml_escape(r.environment) << " " << badge(result) << "</h1>\n";
+    write_links(out, r);
     out << "<table><thead><tr><th>environment</th><th>step</th><th>state</th><th>duration</th>"
         << "<th>attempts</th><th>message</th></tr></thead><tbody>\n";
     for (const auto& s : r.steps) {
@@ -104,7 +117,7 @@ std::string render_html(const RunReport& r) {
     }
     out << "</p>\n";
     if (r.lock.unlock_command) {
-        out << "<p>It stays held after the failure until a person unlocks it:</p>\n<pre><code>"
+        out << "<p>" << xml_escape(unlock_hint(r)) << "</p>\n<pre><code>"
             << xml_escape(*r.lock.unlock_command) << "</code></pre>\n";
     }
     out << "</body></html>\n";

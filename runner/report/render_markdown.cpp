@@ -50,6 +50,17 @@ void write_commands(std::ostream& out, const RunReport& r) {
     }
 }
 
+// "[pipeline](URL) · [job](URL) · [environments](URL)", as far as the CI variables tell.
+void write_links(std::ostream& out, const RunReport& r) {
+    std::string links;
+    for (const Link& l : run_links(r)) {
+        links += (links.empty() ? "[" : " · [") + l.label + "](" + strip_control(l.url) + ")";
+    }
+    if (!links.empty()) {
+        out << links << "\n\n";
+    }
+}
+
 // A code fence longer than every run of backticks in `text`, so no log line closes it.
 std::string fence_for(const std::string& text) {
     std::size_t longest = 0;
@@ -93,6 +104,7 @@ void write_failed_runs(std::ostream& out, const RunReport& r) {
 std::string render_markdown(const RunReport& r) {
     std::ostringstream out;
     out << "## envgate: " << r.environment << " — " << run_result_name(r.result) << "\n\n";
+    write_links(out, r);
     out << "| environment | step | state | duration | attempts | message |\n";
     out << "|---|---|---|---|---|---|\n";
     for (const auto& s : r.steps) {
@@ -116,7 +128,8 @@ std::string render_markdown(const RunReport& r) {
             << strip_control(*r.lock.update_error) << "\n";
     }
     if (r.lock.unlock_command) {
-        out << "\nIt stays held after the failure until a person unlocks it:\n\n```sh\n"
+        out << "\n"
+            << unlock_hint(r) << "\n\n```sh\n"
             << strip_control(*r.lock.unlock_command) << "\n```\n";
     }
     return out.str();

@@ -160,6 +160,7 @@ std::string render_run_json(const RunReport& r) {
               {"finished", format_rfc3339_micro(r.finished)},
               {"pipeline_url", opt(r.pipeline_url)},
               {"job_url", opt(r.job_url)},
+              {"environments_url", opt(r.environments_url)},
               {"lock",
                {{"name", r.lock.name},
                 {"state", lock_state_name(r.lock.state)},
@@ -186,6 +187,7 @@ Result<RunReport> parse_run_json(const std::string& text, const std::string& ori
         r.finished = get_time(j, "finished").value_or(TimePoint{});
         r.pipeline_url = get_opt(j, "pipeline_url");
         r.job_url = get_opt(j, "job_url");
+        r.environments_url = get_opt(j, "environments_url");
         const json& l = j.at("lock");
         r.lock.name = l.value("name", "");
         r.lock.state = enum_from<LockState>(l.value("state", "free"), lock_state_name,

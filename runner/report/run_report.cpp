@@ -116,7 +116,35 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
     opt(r.lock.update_error);
     opt(r.pipeline_url);
     opt(r.job_url);
+    opt(r.environments_url);
     return r;
+}
+
+std::optional<std::string> environments_page(const std::optional<std::string>& project_url) {
+    if (!project_url || project_url->empty()) {
+        return std::nullopt;
+    }
+    return *project_url + "/-/environments";
+}
+
+std::vector<Link> run_links(const RunReport& r) {
+    std::vector<Link> out;
+    for (const auto& [label, url] : {std::pair{"pipeline", r.pipeline_url},
+                                     {"job", r.job_url},
+                                     {"environments", r.environments_url}}) {
+        if (url && !url->empty()) {
+            out.push_back({label, *url});
+        }
+    }
+    return out;
+}
+
+std::string unlock_hint(const RunReport& r) {
+    return "It stays held after the failure until a person unlocks it: run the manual job "
+           "envgate-unlock-" +
+           r.lock.name +
+           " of the pipeline with the variable ENVGATE_UNLOCK_REASON (why it is safe), or, "
+           "with the lock store's and the cluster's credentials, the CLI:";
 }
 
 }  // namespace envgate

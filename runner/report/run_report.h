@@ -97,8 +97,9 @@ struct RunReport {
     TimePoint finished;
     std::vector<StepReport> steps;
     LockReport lock;
-    std::optional<std::string> pipeline_url;  // this pipeline
-    std::optional<std::string> job_url;       // this job
+    std::optional<std::string> pipeline_url;      // this pipeline
+    std::optional<std::string> job_url;           // this job
+    std::optional<std::string> environments_url;  // the project's Environments page
 
     // The first failed (or cancelled) step, if any.
     const StepReport* failed_step() const;
@@ -111,5 +112,20 @@ struct RunReport {
 void mark_cancelled(StepReport& step, int signal_number);
 
 RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask);
+
+struct Link {
+    std::string label;  // pipeline, job, environments
+    std::string url;
+};
+
+// The run's pipeline, job and environments pages, as far as the CI variables tell.
+std::vector<Link> run_links(const RunReport& report);
+
+// The Environments page of the project at `project_url` (CI_PROJECT_URL), if known.
+std::optional<std::string> environments_page(const std::optional<std::string>& project_url);
+
+// Where the unlock hint sends a person first: the manual unlock job of the pipeline
+// (the unlock component), then the CLI command that follows it.
+std::string unlock_hint(const RunReport& report);
 
 }  // namespace envgate

@@ -40,6 +40,7 @@ Upgrade::Upgrade(const Config& config, const Environment& env, Context& ctx, Job
     m_report.namespace_ = env.namespace_;
     m_report.pipeline_url = ctx.getenv("CI_PIPELINE_URL");
     m_report.job_url = ctx.getenv("CI_JOB_URL");
+    m_report.environments_url = environments_page(ctx.getenv("CI_PROJECT_URL"));
     m_report.lock.name = env.name;
 }
 

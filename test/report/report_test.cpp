@@ -41,6 +41,7 @@ RunReport sample_report() {
     r.finished = at("2025-05-29T07:31:05Z");
     r.pipeline_url = "https://gitlab.example.com/ops/deploy/-/pipelines/1234";
     r.job_url = "https://gitlab.example.com/ops/deploy/-/jobs/98765";
+    r.environments_url = environments_page("https://gitlab.example.com/ops/deploy");
 
     StepReport lock = make_step("lock", "lock", StepState::passed, "envgate.yml");
     lock.started = at("2025-05-29T07:10:00Z");
@@ -234,6 +235,32 @@ BOOST_AUTO_TEST_CASE(markdown_keeps_log_tails_in_a_fence_they_cannot_close) {
 
 // Given a failed step, then summary.html names its reason like summary.md, and shows
 // each failed run with its log tail.
+// Given the CI variables of a pipeline, then summary.md, summary.html and
+// annotations.json link the pipeline, the job and the environments, and the unlock
+// hint names the manual unlock job before the CLI.
+BOOST_AUTO_TEST_CASE(reports_link_the_pipeline_and_point_to_the_unlock_job_first) {
+    RunReport r = sample_report();
+    std::string md = render_markdown(r);
+    BOOST_TEST(md.find("[pipeline](https://gitlab.example.com/ops/deploy/-/pipelines/1234) · "
+                       "[job](https://gitlab.example.com/ops/deploy/-/jobs/98765) · "
+                       "[environments](https://gitlab.example.com/ops/deploy/-/environments)") !=
+               std::string::npos);
+    std::string html = render_html(r);
+    BOOST_TEST(html.find("<a href=\"https://gitlab.example.com/ops/deploy/-/environments\">"
+                         "environments</a>") != std::string::npos);
+    for (const std::string& text : {md, html}) {
+        auto job = text.find("run the manual job envgate-unlock-gprd");
+        BOOST_TEST(job != std::string::npos);
+        BOOST_TEST(job < text.find("envgate unlock gprd --reason"));
+    }
+    BOOST_TEST(render_annotations(r).find("\"gprd environment\"") != std::string::npos);
+    r.pipeline_url.reset();
+    r.job_url.reset();
+    r.environments_url.reset();
+    BOOST_TEST(render_markdown(r).find("[pipeline]") == std::string::npos);
+    BOOST_TEST(render_html(r).find("class=\"links\"") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(html_names_the_reason_and_keeps_failed_runs) {
     std::string html = render_html(sample_report());
     BOOST_TEST(html.find("<strong>MigrationsJobFailed</strong>: Job failed") != std::string::npos);
