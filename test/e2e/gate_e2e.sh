@@ -232,6 +232,7 @@ scenario_deadline() {
     [[ $(event_summary "$NS" "$job") == "1 BatchedMigrationsCheckFailed" ]] ||
         fail "events: $(event_summary "$NS" "$job")"
     check_reports "$T/rep" e1 failed BatchedMigrationsCheckFailed
+    check_failure_golden deadline "$T/gate.log" "$T/rep"
     ok "batched check: DeadlineExceeded -> BatchedMigrationsCheckFailed, exit 1"
 }
 
@@ -243,6 +244,7 @@ scenario_timeout() {
     expect_rc 1 "the gate's timeout"
     log_has "$T/gate.log" "GateTimeout"
     check_reports "$T/rep" e1 failed GateTimeout
+    check_failure_golden timeout "$T/gate.log" "$T/rep"
     ok "stuck Job + --timeout 2s: GateTimeout, exit 1"
 }
 

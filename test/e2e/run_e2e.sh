@@ -148,6 +148,7 @@ scenario_lock_held() {
     grep -E '^ +envgate unlock e1 ' "$T/run.log" >/dev/null || fail "the unlock command is not printed"
     log_lacks "$T/run.log" "deploying"
     check_reports "$T/rep" e1 failed
+    check_failure_golden lock_held "$T/run.log" "$T/rep"
     ok "lock held after a failure: --wait-timeout 2s -> exit 3, unlock command printed"
 }
 
@@ -252,6 +253,7 @@ scenario_infra_before_change() {
     log_lacks "$T/run.log" "deploying e1"
     check_reports "$T/rep" e1 failed KubernetesApiError
     grep -qx "ENVGATE_LOCK_STATE=free" "$T/rep/envgate.env" || fail "envgate.env: the lock is not free"
+    check_failure_golden api_refused "$T/run.log" "$T/rep"
     ok "infra error before any change: exit 4, lock released with a warning, cluster named"
 }
 
