@@ -18,6 +18,12 @@ const Waiter* LockRecord::find_waiter(const std::string& id) const {
 void LockRecord::record(std::string what, std::string who, TimePoint at, std::string why) {
     std::int64_t seq = history.empty() ? 1 : history.back().seq + 1;
     history.push_back({seq, std::move(what), std::move(who), at, std::move(why)});
+    if (history.back().what == "unlock") {
+        unlocks.push_back(history.back());
+        if (unlocks.size() > k_unlock_limit) {
+            unlocks.erase(unlocks.begin());
+        }
+    }
     if (history.size() > k_history_limit) {
         history.erase(history.begin(),
                       history.begin() + static_cast<long>(history.size() - k_history_limit));

@@ -57,6 +57,9 @@ struct Transition {
 };
 
 inline constexpr std::size_t k_history_limit = 20;
+// Unlocks are kept apart from the history: they are rare, a person's decision, and the
+// audit a release engineer asks for months later; other transitions never push them out.
+inline constexpr std::size_t k_unlock_limit = 100;
 
 struct LockRecord {
     std::string name;
@@ -70,10 +73,12 @@ struct LockRecord {
     std::optional<Failure> failure;  // set while failed
     std::vector<Waiter> waiters;
     std::vector<Transition> history;  // oldest first, at most k_history_limit
+    std::vector<Transition> unlocks;  // every unlock, oldest first, at most k_unlock_limit
 
     bool held_by(const std::string& id) const { return holder && holder->id == id; }
     const Waiter* find_waiter(const std::string& id) const;
-    // Appends to the history, numbering it and dropping the oldest beyond the limit.
+    // Appends to the history, numbering it and dropping the oldest beyond the limit; an
+    // unlock is also kept in `unlocks`.
     void record(std::string what, std::string who, TimePoint at, std::string why);
     // Removes `id` from the queue; returns whether it was there.
     bool remove_waiter(const std::string& id);

@@ -1,6 +1,8 @@
 #include "locks/record_json.h"
 
 #include <cmath>
+#include <string_view>
+#include <utility>
 
 #include "runner/secrets.h"
 
@@ -152,11 +154,13 @@ void read_lists(const json& j, LockRecord& r) {
                                  read_seconds(w, "ttl_seconds")});
         }
     }
-    if (const json* history = optional_of(j, "history", json::value_t::array, "an array")) {
-        for (std::size_t i = 0; i < history->size(); ++i) {
-            const json& t = element_object(*history, i, "history");
-            r.history.push_back({read_int(t, "seq"), read_string(t, "what"), read_string(t, "who"),
+    for (auto [key, into] : {std::pair{"history", &r.history}, std::pair{"unlocks", &r.unlocks}}) {
+        if (const json* list = optional_of(j, key, json::value_t::array, "an array")) {
+            for (std::size_t i = 0; i < list->size(); ++i) {
+                const json& t = element_object(*list, i, key);
+                into->push_back({read_int(t, "seq"), read_string(t, "what"), read_string(t, "who"),
                                  read_time(t, "at"), read_string(t, "why")});
+            }
         }
     }
 }
@@ -237,12 +241,19 @@ json to_json(const LockRecord& r) {
                                 {"last_seen", time_or_null(w.last_seen)},
                                 {"ttl_seconds", whole_seconds(w.ttl)}});
     }
-    for (const auto& t : r.history) {
-        j["history"].push_back({{"seq", t.seq},
-                                {"what", t.what},
-                                {"who", t.who},
-                                {"at", time_or_null(t.at)},
-                                {"why", t.why}});
+    for (auto [key, list] : {std::pair{"history", &r.history}, std::pair{"unlocks", &r.unlocks}}) {
+        if (list->empty() && std::string_view(key) == "unlocks") {
+            continue;  // records without an unlock stay as they were
+        }
+        json& out = j[key];
+        out = json::array();
+        for (const auto& t : *list) {
+            out.push_back({{"seq", t.seq},
+                           {"what", t.what},
+                           {"who", t.who},
+                           {"at", time_or_null(t.at)},
+                           {"why", t.why}});
+        }
     }
     mask_json_strings(j);  // a failure message may quote a secret; records never keep one
     return j;

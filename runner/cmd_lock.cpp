@@ -197,6 +197,7 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     t.spec.waiter_ttl = std::min<Duration>(s.lease_duration, k_max_waiter_ttl);
     t.unlockers = env ? env->unlockers : c->default_unlockers;
     t.hold_for = s.hold_for;
+    t.local_unlock = s.local_unlock;
     t.repair = repair_instructions(config, name);
     return t;
 }

@@ -34,6 +34,7 @@ struct LockTarget {
     locks::LockSpec spec;
     std::unique_ptr<locks::LockStore> store;
     std::vector<std::string> unlockers;
+    bool local_unlock = false;  // lock.local_unlock: unlock outside GitLab CI allowed
     Duration hold_for{};
     std::string repair;  // how to look at and set aside a record that cannot be read
 };

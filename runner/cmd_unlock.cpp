@@ -1,7 +1,6 @@
 #include "runner/cmd_unlock.h"
 
 #include <algorithm>
-#include <charconv>
 #include <ostream>
 
 #include "locks/describe.h"
@@ -59,33 +58,65 @@ std::string env_value(const Context& ctx, const char* name) {
     return v ? *v : std::string();
 }
 
-std::optional<std::int64_t> user_id_from(const std::string& text) {
-    std::int64_t id = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || id <= 0) {
-        return std::nullopt;
+// A GitLab CI job, by any variable the runner sets: a job that unsets or changes CI is
+// still a job, and is held to the CI rule.
+bool in_gitlab_job(const Context& ctx) {
+    for (const char* name :
+         {"CI", "GITLAB_CI", "CI_JOB_ID", "CI_JOB_TOKEN", "CI_SERVER_URL", "GITLAB_USER_LOGIN"}) {
+        if (ctx.getenv(name)) {
+            return true;
+        }
     }
-    return id;
+    return false;
 }
 
-// The CI rule, with the GitLab client built from CI variables only when a group
-// entry has to be checked. Returns 0 when allowed, else the exit status.
-int authorize_in_ci(const std::string& env, const std::string& actor,
-                    const std::vector<std::string>& unlockers, Context& ctx) {
-    std::unique_ptr<GroupMembers> members;
-    const std::string token = env_value(ctx, k_token_variable);
-    if (!may_unlock(actor, unlockers) && !groups_of(unlockers).empty() && !token.empty()) {
-        auto made = make_gitlab_members(
-            {env_value(ctx, "CI_SERVER_URL"), token, env_value(ctx, "CI_SERVER_TLS_CA_FILE")});
-        if (!made.is_ok()) {
-            ctx.err << "envgate unlock: cannot check group membership: " << made.status().message()
-                    << "\n";
-            return k_exit_usage;
-        }
-        members = std::move(made.value());
+// Who runs this job, as GitLab says (GET /api/v4/job with CI_JOB_TOKEN), not as the
+// job's own GITLAB_USER_LOGIN says. Returns 0 and sets `user`, else the exit status.
+int verified_job_user(const std::string& env, GroupMembers& gitlab, JobUser& user, Context& ctx) {
+    const std::string job_token = env_value(ctx, "CI_JOB_TOKEN");
+    if (job_token.empty()) {
+        ctx.err << "envgate unlock: may not unlock " << env
+                << " from CI: CI_JOB_TOKEN is not set, so GitLab cannot say who runs this job "
+                   "(GITLAB_USER_LOGIN is the job's own variable, not proof)\n";
+        return k_exit_failed;
     }
-    UnlockerCheck check = check_unlocker(actor, user_id_from(env_value(ctx, "GITLAB_USER_ID")),
-                                         unlockers, members.get());
+    auto asked = gitlab.job_user(job_token);
+    if (!asked.is_ok()) {
+        ctx.err << "envgate unlock: may not unlock " << env
+                << " from CI: GitLab could not say who runs this job: " << asked.status().message()
+                << "\n";
+        return asked.status().code() == Code::transient ? k_exit_infra : k_exit_failed;
+    }
+    user = std::move(asked).value();
+    const std::string claimed = env_value(ctx, "GITLAB_USER_LOGIN");
+    if (!claimed.empty() && claimed != user.username) {
+        ctx.err << "envgate unlock: GITLAB_USER_LOGIN says " << claimed
+                << ", GitLab says this job runs as " << user.username << ": " << user.username
+                << " is checked\n";
+    }
+    return 0;
+}
+
+// The CI rule. Returns 0 when allowed (and `actor` is the login GitLab named), else the
+// exit status.
+int authorize_in_ci(const std::string& env, std::string& actor,
+                    const std::vector<std::string>& unlockers, Context& ctx) {
+    const std::string token = env_value(ctx, k_token_variable);
+    auto made = make_gitlab_members(
+        {env_value(ctx, "CI_SERVER_URL"), token, env_value(ctx, "CI_SERVER_TLS_CA_FILE")});
+    if (!made.is_ok()) {
+        ctx.err << "envgate unlock: may not unlock " << env
+                << " from CI: cannot reach GitLab to check who runs this job: "
+                << made.status().message() << "\n";
+        return k_exit_usage;
+    }
+    JobUser user;
+    if (int refused = verified_job_user(env, **made, user, ctx)) {
+        return refused;
+    }
+    actor = user.username;
+    GroupMembers* members = token.empty() ? nullptr : made->get();
+    UnlockerCheck check = check_unlocker(actor, user.id, unlockers, members);
     if (!check.allowed) {
         ctx.err << "envgate unlock: " << actor << " may not unlock " << env
                 << " from CI: " << check.refusal << "\n";
@@ -203,10 +234,16 @@ int run_unlock(const UnlockOptions& o, Context& ctx) {
         return exit;
     }
     std::string actor = locks::acting_user(ctx.getenv);
-    if (locks::in_ci(ctx.getenv)) {
+    if (in_gitlab_job(ctx)) {
         if (int refused = authorize_in_ci(o.env, actor, target->unlockers, ctx)) {
             return refused;
         }
+    } else if (!target->local_unlock) {
+        ctx.err << "envgate unlock: " << o.env
+                << " is unlocked from GitLab CI (its manual unlock job), where GitLab says who "
+                   "runs it. To unlock it from here, with the lock store's credentials, set "
+                   "lock: { local_unlock: true } for it in envgate.yml\n";
+        return k_exit_failed;
     }
     locks::LockManager manager(*target->store, ctx.clock, ctx.err, ctx.pending_signal);
     auto d = manager.unlock(o.env, actor, o.reason, o.expect_holder);

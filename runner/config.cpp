@@ -26,9 +26,9 @@ namespace fs = std::filesystem;
 const std::vector<std::string> k_top_keys = {"version", "defaults", "environments",
                                              "gates",   "steps",    "lint"};
 const std::vector<std::string> k_defaults_keys = {"namespace", "lock", "unlockers"};
-const std::vector<std::string> k_lock_keys = {"store",          "path",    "namespace",
-                                              "on_failure",     "order",   "wait_timeout",
-                                              "lease_duration", "hold_for"};
+const std::vector<std::string> k_lock_keys = {"store",          "path",     "namespace",
+                                              "on_failure",     "order",    "wait_timeout",
+                                              "lease_duration", "hold_for", "local_unlock"};
 const std::vector<std::string> k_environment_keys = {"name",  "namespace", "kube_context", "paths",
                                                      "after", "lock",      "unlockers"};
 const std::vector<std::string> k_gate_names = {"pre-migrations", "post-migrations",
@@ -162,6 +162,9 @@ class ConfigParser {
         duration(node["lease_duration"], field + ".lease_duration", k_min_lease,
                  lock.lease_duration);
         duration(node["hold_for"], field + ".hold_for", k_min_lease, lock.hold_for);
+        if (auto i = choice(node["local_unlock"], field + ".local_unlock", {"false", "true"})) {
+            lock.local_unlock = *i == 1;
+        }
     }
 
     std::optional<size_t> choice(const YAML::Node& node, const std::string& field,

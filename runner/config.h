@@ -34,6 +34,9 @@ struct LockSettings {
     Duration wait_timeout = std::chrono::hours(2);
     Duration lease_duration = std::chrono::seconds(60);  // renewed every third of it
     Duration hold_for = std::chrono::hours(2);           // `lock acquire` across jobs
+    // `envgate unlock` outside GitLab CI, for operators who hold the lock store's
+    // credentials. Off: only a CI job may unlock, and GitLab says who runs it.
+    bool local_unlock = false;
 };
 
 struct Environment {

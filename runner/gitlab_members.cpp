@@ -79,32 +79,50 @@ class GitLabMembers : public GroupMembers {
 
     Result<bool> is_member(const std::string& group_path, std::int64_t user_id) override {
         const std::string path = m_prefix + group_member_path(group_path, user_id);
-        const std::string request =
-            "GET " + m_uri.getScheme() + "://" + m_uri.getAuthority() + path;
+        TRY_ASSIGN(Reply reply, get(path, "PRIVATE-TOKEN", m_settings.token));
+        return membership_from_reply(reply.status, reply.reason, reply.body, reply.request, user_id,
+                                     m_settings.token);
+    }
+
+    Result<JobUser> job_user(const std::string& job_token) override {
+        TRY_ASSIGN(Reply reply, get(m_prefix + "/api/v4/job", "JOB-TOKEN", job_token));
+        return job_user_from_reply(reply.status, reply.reason, reply.body, reply.request,
+                                   job_token);
+    }
+
+  private:
+    struct Reply {
+        int status = 0;
+        std::string reason;
+        std::string body;
+        std::string request;
+    };
+
+    // GET `path` with the credential header `header: secret`; `secret` is masked out of
+    // any error text.
+    Result<Reply> get(const std::string& path, const char* header, const std::string& secret) {
+        Reply reply;
+        reply.request = "GET " + m_uri.getScheme() + "://" + m_uri.getAuthority() + path;
         try {
             auto session = open_session();
             Poco::Net::HTTPRequest get(Poco::Net::HTTPRequest::HTTP_GET, path,
                                        Poco::Net::HTTPMessage::HTTP_1_1);
-            get.set("PRIVATE-TOKEN", m_settings.token);
+            get.set(header, secret);
             get.set("Accept", "application/json");
             get.set("User-Agent", "envgate");
             session->sendRequest(get);
             Poco::Net::HTTPResponse response;
             std::istream& in = session->receiveResponse(response);
-            std::string body;
-            Poco::StreamCopier::copyToString(in, body);
+            Poco::StreamCopier::copyToString(in, reply.body);
+            reply.status = response.getStatus();
             // The standard reason: proxies and HTTP/2 may send none.
-            const auto status = response.getStatus();
-            return membership_from_reply(status,
-                                         Poco::Net::HTTPResponse::getReasonForStatus(status), body,
-                                         request, user_id, m_settings.token);
+            reply.reason = Poco::Net::HTTPResponse::getReasonForStatus(response.getStatus());
+            return reply;
         } catch (const Poco::Exception& e) {
-            return Status(Code::transient,
-                          request + ": " + masked(e.displayText(), m_settings.token));
+            return Status(Code::transient, reply.request + ": " + masked(e.displayText(), secret));
         }
     }
 
-  private:
     std::unique_ptr<Poco::Net::HTTPClientSession> open_session() const {
         std::unique_ptr<Poco::Net::HTTPClientSession> session;
         if (m_context) {
@@ -182,6 +200,24 @@ Result<bool> membership_from_reply(int status, const std::string& reason, const 
     std::string membership = string_or_empty(member, "membership_state");
     return string_or_empty(member, "state") == "active" &&
            (membership.empty() || membership == "active");
+}
+
+Result<JobUser> job_user_from_reply(int status, const std::string& reason, const std::string& body,
+                                    const std::string& request, const std::string& secret) {
+    const std::string status_line = std::to_string(status) + " " + reason;
+    if (status != 200) {
+        return Status(code_for_status(status), request + ": " + status_line +
+                                                   masked(body_message(body, status_line), secret));
+    }
+    json job = json::parse(body, nullptr, false);
+    const json* user = job.is_object() && job.contains("user") ? &job["user"] : nullptr;
+    if (user == nullptr || !user->is_object() || !(*user)["id"].is_number_integer() ||
+        string_or_empty(*user, "username").empty()) {
+        return Status(Code::failed, request +
+                                        ": 200 but the answer names no user (user.username, "
+                                        "user.id)");
+    }
+    return JobUser{string_or_empty(*user, "username"), (*user)["id"].get<std::int64_t>()};
 }
 
 Result<std::unique_ptr<GroupMembers>> make_gitlab_members(const GitLabSettings& settings) {

@@ -13,9 +13,18 @@
 
 namespace envgate {
 
+// The user a CI job runs as, as GitLab knows it.
+struct JobUser {
+    std::string username;
+    std::int64_t id = 0;
+};
+
 class GroupMembers {
   public:
     virtual ~GroupMembers() = default;
+    // Who runs the CI job whose CI_JOB_TOKEN is `job_token` (GET /api/v4/job with the
+    // JOB-TOKEN header): GitLab's word, where GITLAB_USER_LOGIN is only the job's own.
+    virtual Result<JobUser> job_user(const std::string& job_token) = 0;
     // Whether user `user_id` is an active member of group `group_path` ("sre-oncall",
     // "gitlab-org/sre"). A Status when GitLab cannot tell us (the caller fails closed).
     virtual Result<bool> is_member(const std::string& group_path, std::int64_t user_id) = 0;
@@ -43,5 +52,10 @@ std::string group_member_path(const std::string& group_path, std::int64_t user_i
 Result<bool> membership_from_reply(int status, const std::string& reason, const std::string& body,
                                    const std::string& request, std::int64_t user_id,
                                    const std::string& secret);
+
+// What GitLab's answer to GET /api/v4/job means: 200 with user.username and user.id, or
+// an error naming `request` and the status (`secret` masked out of the body's text).
+Result<JobUser> job_user_from_reply(int status, const std::string& reason, const std::string& body,
+                                    const std::string& request, const std::string& secret);
 
 }  // namespace envgate

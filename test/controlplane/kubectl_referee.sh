@@ -68,6 +68,9 @@ YAML
 restarts() { "${K[@]}" -n "$NS" get pods -l job-name=crashloop -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}'; }
 restarted() { [[ $(restarts) -ge 1 ]]; }
 wait_for 60 "a restart" restarted
+# Its name now: under load the Job may have failed, and the controller deleted the pod, by
+# the time it is described below.
+pod=$("${K[@]}" -n "$NS" get pods -l job-name=crashloop -o jsonpath='{.items[0].metadata.name}')
 "${K[@]}" -n "$NS" logs job/crashloop -c migrations --previous >"$T/prev.log" || fail "kubectl logs --previous"
 grep -q '^attempt ' "$T/prev.log" || fail "logs --previous: $(cat "$T/prev.log")"
 "${K[@]}" -n "$NS" get pods -l job-name=crashloop -o json |
@@ -77,7 +80,6 @@ grep -q '^attempt ' "$T/prev.log" || fail "logs --previous: $(cat "$T/prev.log")
 pass "crash loop: restartCount rises, logs --previous, lastState.terminated has exit 3 and its message"
 "${K[@]}" -n "$NS" describe job crashloop >"$T/describe.txt"
 grep -q 'SuccessfulCreate' "$T/describe.txt" || fail "describe job lacks the controller's events"
-pod=$("${K[@]}" -n "$NS" get pods -l job-name=crashloop -o jsonpath='{.items[0].metadata.name}')
 "${K[@]}" -n "$NS" describe pod "$pod" >"$T/describe-pod.txt" 2>/dev/null || true
 "${K[@]}" -n "$NS" wait --for=condition=Failed job/crashloop --timeout=90s >/dev/null ||
     fail "kubectl wait --for=condition=Failed"

@@ -790,4 +790,60 @@ EOF
     ok "pending causes: CreateContainerConfigError until the Secret exists, ErrImagePull, Unschedulable named"
 }
 
+# Issue 11's standing check of retry accounting, without injected faults (so it runs on
+# the real control plane too): a migration that always fails, under restartPolicy Never
+# (pod limit) and OnFailure (restart limit), backoffLimit 4. Every retry line names the
+# run it counts (its termination message says which), counts rise strictly, each run is
+# named once, no line with attempts left names the run that exhausted the budget, and
+# the MigrationsRetrying events equal the last count a retry line gave. Prints one
+# "retry-figures" line per policy for test/bench/retry_soak.sh.
+scenario_retry_accounting() {
+    local policy
+    for policy in Never OnFailure; do
+        check_retry_lines "$policy"
+    done
+    ok "retry accounting: Never and OnFailure, every retry line a distinct run, counts rising"
+}
+
+# check_retry_lines POLICY: one always-failing gate and the checks above.
+check_retry_lines() {
+    local policy=$1 tag counter script job limit=5
+    tag=$(echo "$policy" | tr 'A-Z' 'a-z')
+    # Never: five pods may fail (backoffLimit + 1); OnFailure: four restarts are counted.
+    [[ $policy == OnFailure ]] && limit=4
+    counter=$T/$tag.count
+    script=$(job_script "$tag" "$(count_runs "$counter")
+sleep 0.2; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/$tag.yaml" "ra-$tag" "$policy" 4 "$script"
+    # shellcheck disable=SC2046
+    run_envgate 150 "$T/$tag.log" gate $(gate_args pre-migrations "$T/$tag.yaml" "$NS" "$T/rep-$tag")
+    expect_rc 1 "$policy: five failed runs past backoffLimit 4"
+    sed -nE "s/^pre-migrations: retrying .*(pod|attempt) ([0-9]+) of $limit failed, ([0-9]+) left: .*: run ([0-9]+) failed.*/\\2 \\3 \\4/p" \
+        "$T/$tag.log" >"$T/$tag.retries"
+    [[ $(grep -c '^pre-migrations: retrying' "$T/$tag.log") == $(wc -l <"$T/$tag.retries") ]] ||
+        fail "$policy: a retry line does not name a run: $(grep '^pre-migrations: retrying' "$T/$tag.log")"
+    local prev=0 count left run named=" " lines=0
+    while read -r count left run; do
+        lines=$((lines + 1))
+        ((run <= count)) || fail "$policy: retry line 'attempt $count of $limit' names run $run"
+        [[ $named != *" $run "* ]] || fail "$policy: run $run named by two retry lines"
+        named+="$run "
+        ((count > prev)) || fail "$policy: retry count $count after $prev does not rise"
+        [[ $left == $((count >= limit ? 0 : limit - count)) ]] || fail "$policy: count $count says $left left"
+        ((run < limit || left == 0)) || fail "$policy: the run that exhausted the budget is reported with $left left"
+        prev=$count
+    done <"$T/$tag.retries"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*BackoffLimitExceeded.*Last failure: .*run ([$limit-9]|[1-9][0-9]) failed" \
+        "$T/$tag.log" >/dev/null || fail "$policy: the failed line does not name the run past the limit"
+    job=$(job_of "$T/$tag.log")
+    gate_events "$NS" "$job" | cut -f1 >"$T/$tag.events"
+    local retry_events failed_events runs
+    retry_events=$(log_count "$T/$tag.events" '^MigrationsRetrying$')
+    failed_events=$(log_count "$T/$tag.events" '^MigrationsFailed$')
+    runs=$(cat "$counter")
+    [[ $retry_events == "$prev" ]] || fail "$policy: $retry_events retry events for $prev counted runs"
+    [[ $failed_events == 1 ]] || fail "$policy: want one MigrationsFailed event, got $failed_events"
+    echo "retry-figures policy=$policy runs=$runs retry_lines=$lines last_count=$prev retry_events=$retry_events failed_events=$failed_events"
+}
+
 "scenario_$SCENARIO"

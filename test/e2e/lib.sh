@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # A clean environment: outside CI, no colours, kubectl's cache in the temp dir.
-unset CI CI_JOB_ID CI_PIPELINE_ID CI_PIPELINE_URL CI_JOB_URL GITLAB_CI ENVGATE_SECRET_VARS
+unset CI CI_JOB_ID CI_JOB_TOKEN CI_SERVER_URL CI_PIPELINE_ID CI_PIPELINE_URL CI_JOB_URL GITLAB_CI GITLAB_USER_LOGIN ENVGATE_SECRET_VARS
 export NO_COLOR=1 HOME=$T
 
 fail() {

@@ -15,7 +15,7 @@ cat >"$T/envgate.yml" <<EOF
 version: 1
 defaults:
   namespace: gitlab
-  lock: { store: file, path: $T/locks, on_failure: hold }
+  lock: { store: file, path: $T/locks, on_failure: hold, local_unlock: true }
 environments:
   - name: gprd
 steps:

@@ -11,7 +11,7 @@ GCL_OPTS=() # the first pipeline checks the CI files against gitlab-ci-local's s
 # gitlab-ci-local hands its own environment to every job, under the job's variables:
 # a clean one, so that a CI running this test cannot leak CI_* values into the jobs.
 GCL_ENV=(env -i "PATH=$T/bin:$PATH" "HOME=$HOME" "TMPDIR=${TMPDIR:-/tmp}" LANG=C.UTF-8 NO_COLOR=1
-    GCL_IGNORE_PREDEFINED_VARS=CI_PIPELINE_SOURCE)
+    GCL_IGNORE_PREDEFINED_VARS=CI_PIPELINE_SOURCE,CI_SERVER_URL,CI_JOB_TOKEN)
 kill_gcl_groups() {
     local g
     for g in "${GCL_GROUPS[@]}"; do kill -KILL -- "-$g" 2>/dev/null || true; done

@@ -132,10 +132,21 @@ NEXT_PID=$BG_PID
 wait_for 60 "the next pipeline to wait for the failed lock" \
     grep -qF 'to unlock: envgate unlock staging --reason "..." --expect-holder acme/envgate#1302' "$T/next.log"
 log_lacks "$T/next.log" "deploy of staging"
-job w4 unlock-empty envgate-unlock-staging
+# GitLab's job API, which envgate asks who runs the unlock job (GITLAB_USER_LOGIN is
+# the job's own variable): a stand-in on 127.0.0.1 for the job token given below.
+python3 "$(dirname "$0")/fake_gitlab_job_api.py" gcl-job-token ci 7 >"$T/gitlab.port" 2>"$T/gitlab.log" &
+BG_PIDS+=($!)
+wait_for 10 "the GitLab job API stand-in" test -s "$T/gitlab.port"
+GITLAB_VARS=(--variable "CI_SERVER_URL=http://127.0.0.1:$(cat "$T/gitlab.port")"
+    --variable CI_JOB_TOKEN=gcl-job-token)
+job w4 unlock-spoofed envgate-unlock-staging "${GITLAB_VARS[@]}" --variable CI_JOB_TOKEN=stolen \
+    --variable "ENVGATE_UNLOCK_REASON=not really ci"
+log_has "$T/unlock-spoofed.log" "GitLab could not say who runs this job"
+[[ $(lock_json staging | jq -r .state) == failed ]] || fail "an unverified job unlocked staging"
+job w4 unlock-empty envgate-unlock-staging "${GITLAB_VARS[@]}"
 log_has "$T/unlock-empty.log" "refusing to unlock staging without a reason"
 [[ $(lock_json staging | jq -r .state) == failed ]] || fail "an empty reason unlocked staging"
-job w4 unlock envgate-unlock-staging --variable "ENVGATE_UNLOCK_REASON=column added by hand" \
+job w4 unlock envgate-unlock-staging "${GITLAB_VARS[@]}" --variable "ENVGATE_UNLOCK_REASON=column added by hand" \
     --variable "ENVGATE_UNLOCK_EXPECT_HOLDER=acme/envgate#1302"
 log_has "$T/unlock.log" "lock staging: unlocked (was failed by acme/envgate#1302"
 log_has "$T/unlock.log" "recorded as ci: column added by hand"

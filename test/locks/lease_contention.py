@@ -258,7 +258,7 @@ def config(policy="hold", lease=None):
     return f'''version: 1
 defaults:
   namespace: gitlab
-  lock: {{ store: kubernetes, namespace: {NS}, on_failure: {policy}, order: oldest_first, wait_timeout: 5m{extra} }}
+  lock: {{ store: kubernetes, namespace: {NS}, on_failure: {policy}, order: oldest_first, wait_timeout: 5m, local_unlock: true{extra} }}
 environments:
   - name: gstg
 '''

@@ -28,7 +28,7 @@ def config(policy):
     return f'''version: 1
 defaults:
   namespace: gitlab
-  lock: {{ store: file, path: locks, on_failure: {policy}, lease_duration: {LEASE}s, wait_timeout: 60s }}
+  lock: {{ store: file, path: locks, on_failure: {policy}, lease_duration: {LEASE}s, wait_timeout: 60s, local_unlock: true }}
 environments:
   - name: gstg
 '''

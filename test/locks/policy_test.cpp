@@ -3,7 +3,10 @@
 // what this process observed, hold -> failed, release -> takeover, queue orders.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include "locks/policy.h"
+#include "locks/record_json.h"
 #include "test/fakes/fake_clock.h"
 
 using namespace envgate;
@@ -176,6 +179,31 @@ BOOST_AUTO_TEST_CASE(unlock_needs_reason_and_checks_expected_holder) {
     BOOST_TEST(w.record.history.back().why.find("migration fixed by hand") == 0u);
     BOOST_TEST(outcome_name(w.run(unlock_by("alice", "again")).outcome) == "nothing_to_do");
     BOOST_TEST(refusal_name(w.run(unlock_by("alice", "again", p1.id)).refusal) == "holder_changed");
+}
+
+// Given an unlock, when 30 more pipelines acquire and release (more than the history
+// keeps), then the unlock is still in the record's own unlock list, and it survives a
+// round trip through the record's JSON.
+BOOST_AUTO_TEST_CASE(unlocks_are_kept_apart_from_the_rotating_history) {
+    World w;
+    (void)w.run(acquire(p1));
+    (void)w.run(simple(Op::fail, p1));
+    (void)w.run(unlock_by("alice", "migration fixed by hand", p1.id));
+    for (int i = 0; i < 30; ++i) {
+        (void)w.run(acquire(p2));
+        (void)w.run(simple(Op::release, p2));
+    }
+    auto in_history = std::count_if(w.record.history.begin(), w.record.history.end(),
+                                    [](const Transition& t) { return t.what == "unlock"; });
+    BOOST_TEST(in_history == 0);
+    BOOST_REQUIRE(w.record.unlocks.size() == 1u);
+    BOOST_TEST(w.record.unlocks[0].who == "alice");
+    BOOST_TEST(w.record.unlocks[0].why.find("migration fixed by hand") == 0u);
+    w.record.name = "gprd";
+    auto back = record_from_json(to_json(w.record));
+    BOOST_REQUIRE(back.is_ok());
+    BOOST_REQUIRE(back->unlocks.size() == 1u);
+    BOOST_TEST(back->unlocks[0].seq == w.record.unlocks[0].seq);
 }
 
 BOOST_AUTO_TEST_CASE(staleness_is_judged_by_observation_not_by_the_holders_clock) {

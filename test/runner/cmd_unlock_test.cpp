@@ -31,12 +31,14 @@ namespace {
 const TimePoint k_t0 = *parse_rfc3339("2026-05-01T10:00:00Z");
 const std::string k_token = "glpat-s3cr3t-t0ken";
 const std::string k_sre = "/api/v4/groups/gitlab-org%2Fsre/members/all/42";
+const std::string k_job_token = "glcbt-j0b-t0ken-1302";
 
 // Records which groups were asked; answers from a table (absent: not a member).
 class FakeMembers : public GroupMembers {
   public:
     std::map<std::string, Result<bool>> answers;
     std::vector<std::string> asked;
+    Result<JobUser> job_user(const std::string&) override { return JobUser{"bob", 42}; }
     Result<bool> is_member(const std::string& group, std::int64_t user_id) override {
         asked.push_back(group + "/" + std::to_string(user_id));
         auto it = answers.find(group);
@@ -61,7 +63,7 @@ struct Workspace {
             << "version: 1\n"
                "defaults:\n"
                "  namespace: gitlab\n"
-               "  lock: { store: file, path: locks }\n"
+               "  lock: { store: file, path: locks, local_unlock: true }\n"
                "  unlockers: [ \"alice\", \"@sre-oncall\", \"@gitlab-org/sre\" ]\n"
                "environments:\n"
                "  - name: gstg\n"
@@ -112,10 +114,12 @@ struct Workspace {
     }
 };
 
+// A CI job's variables; GitLab (the fake) must answer /api/v4/job for its token.
 std::map<std::string, std::string> ci_env(const std::string& server_url, bool token = true) {
     std::map<std::string, std::string> env = {{"CI", "true"},
                                               {"GITLAB_USER_LOGIN", "bob"},
                                               {"GITLAB_USER_ID", "42"},
+                                              {"CI_JOB_TOKEN", k_job_token},
                                               {"CI_SERVER_URL", server_url}};
     if (token) {
         env["ENVGATE_GITLAB_TOKEN"] = k_token;
@@ -181,6 +185,7 @@ BOOST_AUTO_TEST_CASE(the_ci_rule_checks_logins_then_each_group_and_fails_closed)
 
 BOOST_AUTO_TEST_CASE(a_group_member_unlocks_from_ci_and_the_token_is_never_printed) {
     test::FakeGitLab gitlab;
+    gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("bob", 42));
     gitlab.answer(k_sre, 200, test::FakeGitLab::member_body(42));
     Workspace w;
     Run r = w.unlock(ci_env(gitlab.url()));
@@ -189,14 +194,61 @@ BOOST_AUTO_TEST_CASE(a_group_member_unlocks_from_ci_and_the_token_is_never_print
     BOOST_TEST(has(r.out, "recorded as bob: migrations fixed by hand"));
     BOOST_TEST((w.state() == LockState::free));
     BOOST_TEST(!has(r.out + r.err, k_token));
+    BOOST_TEST(!has(r.out + r.err, k_job_token));
     auto seen = gitlab.requests();
-    BOOST_REQUIRE(seen.size() == 2u);  // @sre-oncall: 404, then @gitlab-org/sre: member
-    BOOST_TEST(seen[0].uri == "/api/v4/groups/sre-oncall/members/all/42");
-    BOOST_TEST(seen[1].private_token == k_token);
+    BOOST_REQUIRE(seen.size() == 3u);  // the job's user, @sre-oncall: 404, @gitlab-org/sre
+    BOOST_TEST(seen[0].uri == "/api/v4/job");
+    BOOST_TEST(seen[0].job_token == k_job_token);
+    BOOST_TEST(seen[1].uri == "/api/v4/groups/sre-oncall/members/all/42");
+    BOOST_TEST(seen[2].private_token == k_token);
+}
+
+// Given a job that spoofs GITLAB_USER_LOGIN, unsets CI or sets CI=1, then GitLab's
+// answer for its CI_JOB_TOKEN decides who it is, a job without that token is refused,
+// and outside CI an environment without lock.local_unlock is refused: the unlockers
+// list cannot be bypassed through variables the job controls.
+BOOST_AUTO_TEST_CASE(variables_the_job_controls_do_not_bypass_the_unlockers) {
+    test::FakeGitLab gitlab;
+    gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("mallory", 66));
+    Workspace w;
+    auto spoofed = ci_env(gitlab.url());
+    spoofed["GITLAB_USER_LOGIN"] = "alice";  // listed in unlockers; the job runs as mallory
+    Run r = w.unlock(spoofed);
+    BOOST_TEST(r.code == k_exit_failed);
+    BOOST_TEST(has(r.err, "GITLAB_USER_LOGIN says alice, GitLab says this job runs as mallory"));
+    BOOST_TEST(has(r.err, "mallory may not unlock gstg from CI"));
+    for (const char* ci : {"", "1"}) {
+        auto changed = spoofed;
+        if (*ci == 0) {
+            changed.erase("CI");
+        } else {
+            changed["CI"] = ci;
+        }
+        BOOST_TEST(w.unlock(changed).code == k_exit_failed);
+    }
+    auto no_job_token = spoofed;
+    no_job_token.erase("CI_JOB_TOKEN");
+    Run unproven = w.unlock(no_job_token);
+    BOOST_TEST(unproven.code == k_exit_failed);
+    BOOST_TEST(has(unproven.err, "CI_JOB_TOKEN is not set"));
+    BOOST_TEST((w.state() == LockState::failed));
+
+    std::ofstream(w.config) << "version: 1\n"
+                               "defaults:\n"
+                               "  namespace: gitlab\n"
+                               "  lock: { store: file, path: locks }\n"
+                               "  unlockers: [ \"alice\" ]\n"
+                               "environments:\n"
+                               "  - name: gstg\n";
+    Run local = w.unlock({{"USER", "alice"}});
+    BOOST_TEST(local.code == k_exit_failed);
+    BOOST_TEST(has(local.err, "set lock: { local_unlock: true } for it in envgate.yml"));
+    BOOST_TEST((w.state() == LockState::failed));
 }
 
 BOOST_AUTO_TEST_CASE(from_ci_a_non_member_no_token_or_a_gitlab_error_leaves_the_lock_failed) {
     test::FakeGitLab gitlab;
+    gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("bob", 42));
     Workspace w;
     Run stranger = w.unlock(ci_env(gitlab.url()));
     BOOST_TEST(stranger.code == k_exit_failed);
@@ -210,7 +262,7 @@ BOOST_AUTO_TEST_CASE(from_ci_a_non_member_no_token_or_a_gitlab_error_leaves_the_
     BOOST_TEST(has(no_token.err, "ENVGATE_GITLAB_TOKEN"));
     BOOST_TEST(has(no_token.err, "read_api"));
     BOOST_TEST(has(no_token.err, "Who may: alice, or an active member of @sre-oncall"));
-    BOOST_TEST(gitlab.requests().size() == asked);
+    BOOST_TEST(gitlab.requests().size() == asked + 1);  // who runs the job; no group asked
 
     gitlab.answer("/api/v4/groups/sre-oncall/members/all/42", 500, "{}");
     gitlab.answer(k_sre, 401, R"({"message":"401 Unauthorized: )" + k_token + "\"}");
@@ -219,6 +271,11 @@ BOOST_AUTO_TEST_CASE(from_ci_a_non_member_no_token_or_a_gitlab_error_leaves_the_
     BOOST_TEST(has(broken.err, "500 Internal Server Error"));
     BOOST_TEST(has(broken.err, "401 Unauthorized"));
     BOOST_TEST(!has(broken.out + broken.err, k_token));
+
+    gitlab.answer("/api/v4/job", 401, R"({"message":"401 Unauthorized"})");
+    Run job_refused = w.unlock(ci_env(gitlab.url()));
+    BOOST_TEST(job_refused.code == k_exit_failed);
+    BOOST_TEST(has(job_refused.err, "GitLab could not say who runs this job"));
 
     Run plain_http = w.unlock(ci_env("http://gitlab.example.com"));
     BOOST_TEST(plain_http.code == k_exit_usage);

@@ -23,7 +23,8 @@ class Handler : public Poco::Net::HTTPRequestHandler {
         {
             std::lock_guard lock(m_shared->mutex);
             m_shared->seen.push_back({request.getURI(), request.get("PRIVATE-TOKEN", ""),
-                                      request.get("Authorization", "")});
+                                      request.get("Authorization", ""),
+                                      request.get("JOB-TOKEN", "")});
             auto it = m_shared->answers.find(request.getURI());
             if (it != m_shared->answers.end()) {
                 reply = it->second;
@@ -94,6 +95,16 @@ std::string FakeGitLab::member_body(long id, const std::string& state) {
                           {"access_level", 30},
                           {"expires_at", nullptr},
                           {"membership_state", "active"}}
+        .dump();
+}
+
+std::string FakeGitLab::job_body(const std::string& username, long id) {
+    // The shape of GET /api/v4/job (the job of the CI_JOB_TOKEN) in GitLab's jobs API docs.
+    return nlohmann::json{{"id", 1302},
+                          {"status", "running"},
+                          {"stage", "deploy"},
+                          {"name", "envgate-unlock-staging"},
+                          {"user", {{"id", id}, {"username", username}, {"state", "active"}}}}
         .dump();
 }
 

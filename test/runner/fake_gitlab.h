@@ -19,6 +19,7 @@ struct GitLabRequest {
     std::string uri;
     std::string private_token;
     std::string authorization;
+    std::string job_token;  // the JOB-TOKEN header
 };
 
 class FakeGitLab {
@@ -33,6 +34,8 @@ class FakeGitLab {
     void answer(const std::string& uri, int status, std::string body);
     // The member answer GitLab gives for user `id` (state "active" unless told).
     static std::string member_body(long id, const std::string& state = "active");
+    // GitLab's answer to GET /api/v4/job for a job run by `username` (user `id`).
+    static std::string job_body(const std::string& username, long id);
     std::vector<GitLabRequest> requests() const;
 
     struct Shared {
