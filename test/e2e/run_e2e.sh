@@ -114,20 +114,29 @@ waiting_on_lock() {
         jq -e '.locks[] | select(.lock.name == "e1") | .lock.waiters | length > 0'
 }
 
+# run_behind_other LOG: the lock taken by "other", then envgate run in the background
+# (reports in $T/rep), queued behind it; sets RUN_PID. The job log must say so while it
+# waits (CI shows the log live, through a pipe).
+run_behind_other() {
+    "$ENVGATE" lock acquire e1 --holder other --config "$CFG" >"$T/acquire.log" 2>&1 ||
+        fail "lock acquire for other: $(cat "$T/acquire.log")"
+    expect_lock held
+    run_bg "$1" --report-dir "$T/rep"
+    wait_for 30 "the run to queue for the lock" waiting_on_lock
+    wait_for 10 "the waiting line in the log" grep -q "waiting for lock e1: held by other" "$1"
+}
+release_other() {
+    "$ENVGATE" lock release e1 --holder other --config "$CFG" >"$T/release.log" 2>&1 ||
+        fail "lock release for other: $(cat "$T/release.log")"
+}
+
 scenario_lock_wait() {
     ok_job pre
     ok_job post
     write_config 'echo deploying'
-    "$ENVGATE" lock acquire e1 --holder other --config "$CFG" >"$T/acquire.log" 2>&1 ||
-        fail "lock acquire for other: $(cat "$T/acquire.log")"
-    expect_lock held
-    run_bg "$T/run.log" --report-dir "$T/rep"
-    wait_for 30 "the run to queue for the lock" waiting_on_lock
-    # The job log must say so while it waits (CI shows the log live, through a pipe).
-    wait_for 10 "the waiting line in the log" grep -q "waiting for lock e1: held by other" "$T/run.log"
+    run_behind_other "$T/run.log"
     log_lacks "$T/run.log" "created Job"
-    "$ENVGATE" lock release e1 --holder other --config "$CFG" >"$T/release.log" 2>&1 ||
-        fail "lock release for other: $(cat "$T/release.log")"
+    release_other
     wait_exit "$RUN_PID" 90
     expect_rc 0 "the run proceeds once the lock is released"
     log_has "$T/run.log" "created Job"
@@ -285,13 +294,9 @@ scenario_infra_before_change() {
     ok_job pre
     ok_job post
     write_config 'echo deploying $ENVGATE_ENV'
-    "$ENVGATE" lock acquire e1 --holder other --config "$CFG" >"$T/acquire.log" 2>&1 ||
-        fail "lock acquire for other: $(cat "$T/acquire.log")"
-    run_bg "$T/run.log" --report-dir "$T/rep"
-    wait_for 30 "the run to wait for the lock" grep -q "waiting for lock e1: held by other" "$T/run.log"
+    run_behind_other "$T/run.log"
     ctl fail --code 403 --verb create --resource jobs --count -1
-    "$ENVGATE" lock release e1 --holder other --config "$CFG" >"$T/release.log" 2>&1 ||
-        fail "lock release for other: $(cat "$T/release.log")"
+    release_other
     wait_exit "$RUN_PID" 90
     expect_rc 4 "the API refused the Job"
     expect_lock free
