@@ -99,6 +99,9 @@ Handler define_gate(CLI::App& app) {
                    "config's, else 1h)");
     app.add_option("--poll-interval", o->poll_interval, "poll this often if watching fails")
         ->capture_default_str();
+    app.add_option("--progress-interval", o->progress_interval,
+                   "print a progress line when a gate was quiet this long")
+        ->capture_default_str();
     app.add_option("--on-cancel", o->on_cancel, "leave | delete the Job when cancelled")
         ->capture_default_str();
     app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
@@ -157,6 +160,9 @@ Handler define_run(CLI::App& app) {
         ->capture_default_str();
     app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
     app.add_option("--poll-interval", o->poll_interval, "poll this often if watching fails")
+        ->capture_default_str();
+    app.add_option("--progress-interval", o->progress_interval,
+                   "print a progress line when a gate was quiet this long")
         ->capture_default_str();
     return [o](Context& ctx) { return run_run(*o, ctx); };
 }

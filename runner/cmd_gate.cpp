@@ -22,6 +22,7 @@ struct Plan {
     std::optional<std::string> kube_context;
     Duration timeout = std::chrono::hours(1);
     Duration poll_interval = std::chrono::seconds(5);
+    Duration progress_interval = std::chrono::seconds(30);
     OnCancel on_cancel = OnCancel::leave;
 };
 
@@ -45,6 +46,7 @@ Result<Plan> make_plan(const GateOptions& o) {
     }
     plan.on_cancel = o.on_cancel == "delete" ? OnCancel::remove : OnCancel::leave;
     TRY_ASSIGN(plan.poll_interval, duration_option("--poll-interval", o.poll_interval));
+    TRY_ASSIGN(plan.progress_interval, duration_option("--progress-interval", o.progress_interval));
     bool have_config = std::filesystem::exists(o.config);
     if (!have_config && !o.manifest) {
         return Status(Code::invalid, fmt::format("{} not found: give --manifest, or --config with "
@@ -130,8 +132,10 @@ int run_gate(const GateOptions& o, Context& ctx) {
     settings.gate = plan->gate;
     settings.timeout = plan->timeout;
     settings.poll_interval = plan->poll_interval;
+    settings.progress_every = plan->progress_interval;
     settings.on_cancel = plan->on_cancel;
     settings.instance = instance_name(ctx);
+    settings.cluster = describe_cluster(session->config);
     settings.pending_signal = ctx.pending_signal;
 
     RunReport report;
@@ -140,6 +144,7 @@ int run_gate(const GateOptions& o, Context& ctx) {
     report.started = ctx.clock.now();
     report.pipeline_url = ctx.getenv("CI_PIPELINE_URL");
     report.job_url = ctx.getenv("CI_JOB_URL");
+    report.environments_url = environments_page(ctx.getenv("CI_PROJECT_URL"));
     std::string section = "envgate_gate_" + o.environment + "_" + o.gate;
     log.section_start(section, fmt::format("envgate gate {} on {}: Job {}/{}", o.gate,
                                            o.environment, rendered->namespace_, rendered->name));

@@ -17,6 +17,7 @@ struct GateOptions {
     std::optional<std::string> namespace_;
     std::optional<std::string> timeout;
     std::string poll_interval = "5s";
+    std::string progress_interval = "30s";
     std::string on_cancel = "leave";
     std::optional<std::string> kubeconfig;
     std::optional<std::string> context;

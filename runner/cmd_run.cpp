@@ -29,6 +29,9 @@ Result<UpgradeSettings> settings_from(const RunOptions& o) {
     TRY_ASSIGN(Duration poll, parse_bounded_duration("--poll-interval", o.poll_interval,
                                                      std::chrono::milliseconds(1)));
     s.poll_interval = poll;
+    TRY_ASSIGN(s.progress_interval,
+               parse_bounded_duration("--progress-interval", o.progress_interval,
+                                      std::chrono::milliseconds(1)));
     return s;
 }
 

@@ -19,6 +19,7 @@ struct RunOptions {
     std::string on_cancel = "leave";
     std::optional<std::string> kubeconfig;
     std::string poll_interval = "5s";
+    std::string progress_interval = "30s";
 };
 
 int run_run(const RunOptions& options, Context& ctx);

@@ -37,4 +37,11 @@ Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, Jo
     return KubeSession{std::move(config), std::move(api), connect};
 }
 
+std::string describe_cluster(const kube::RestConfig& config) {
+    std::string where = config.context_name.empty()
+                            ? std::string("the in-cluster configuration")
+                            : "kubeconfig context \"" + config.context_name + "\"";
+    return where + ", server " + config.server;
+}
+
 }  // namespace envgate

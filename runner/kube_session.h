@@ -33,4 +33,8 @@ struct KubeSession {
 
 Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, JobLog& log);
 
+// How errors name the cluster `config` reaches: "kubeconfig context \"C\", server S"
+// (or the in-cluster configuration), so a refused call says which cluster refused it.
+std::string describe_cluster(const kube::RestConfig& config);
+
 }  // namespace envgate

@@ -9,7 +9,10 @@
 #include "gates/evaluate.h"
 #include "gates/memory_json.h"
 #include "runner/exit_status.h"
+#include "runner/gate/job_fence.h"
 #include "runner/gate/job_snapshot.h"
+#include "runner/gate/kept_logs.h"
+#include "runner/gate/progress.h"
 
 namespace envgate {
 namespace {
@@ -39,7 +42,9 @@ std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v)
 }  // namespace
 
 struct GateRunner::Pass {
-    std::optional<json> job;  // nullopt: the Job is gone
+    std::optional<json> job;            // nullopt: the Job is gone
+    std::optional<gates::Job> decoded;  // the Job as evaluated
+    std::vector<gates::Pod> pods;       // what was evaluated
     gates::Verdict verdict;
     std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
     bool consistent = true;          // false: no snapshot settled, nothing was evaluated
@@ -122,56 +127,11 @@ Result<json> GateRunner::launch(const RenderedJob& job) {
                         "it or rename the Job in the manifest",
                         job.namespace_, job.name, k_label_spec_hash, hash, job.spec_hash));
     }
-    TRY(check_fence(job, existing));
+    TRY(check_job_fence(job, existing));
     m_log.line(Tone::plain,
                fmt::format("re-attached to Job {}/{} (same spec, created by an earlier run)",
                            job.namespace_, job.name));
     return existing;
-}
-
-// True when the Job has a Complete or Failed condition that is True.
-static bool job_finished(const json& job) {
-    if (!job.contains("status") || !job["status"].is_object() ||
-        !job["status"].contains("conditions") || !job["status"]["conditions"].is_array()) {
-        return false;
-    }
-    for (const auto& c : job["status"]["conditions"]) {
-        if (c.is_object() && c.contains("type") && c.contains("status") &&
-            (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") {
-            return true;
-        }
-    }
-    return false;
-}
-
-// A Job created under an earlier hold of the lock (a lower envgate.dev/fence) that
-// is still running may still be driven by that holder: it is not adopted as this
-// run's. A finished one is history, and its verdict stands.
-Status GateRunner::check_fence(const RenderedJob& job, const json& existing) {
-    auto token_of = [](const json& object) -> std::optional<long long> {
-        const json* labels = object.contains("metadata") && object["metadata"].contains("labels")
-                                 ? &object["metadata"]["labels"]
-                                 : nullptr;
-        if (labels == nullptr || !labels->is_object() || !labels->contains(k_label_fence) ||
-            !(*labels)[k_label_fence].is_string()) {
-            return std::nullopt;
-        }
-        try {
-            return std::stoll((*labels)[k_label_fence].get<std::string>());
-        } catch (const std::exception&) {
-            return std::nullopt;
-        }
-    };
-    auto ours = token_of(job.object);
-    auto theirs = token_of(existing);
-    if (!ours || !theirs || *theirs >= *ours || job_finished(existing)) {
-        return Status::ok();
-    }
-    return Status(Code::conflict,
-                  fmt::format("Job {}/{} was created under an earlier hold of the lock (fencing "
-                              "token {} < {}) and is still running: it is not adopted. Once "
-                              "it is safe, delete it and rerun: kubectl -n {} delete job {}",
-                              job.namespace_, job.name, *theirs, *ours, job.namespace_, job.name));
 }
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
@@ -209,6 +169,8 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         TRY_ASSIGN(decoded, gates::decode_job_json(*pass.job, "job " + id.name));
     }
     pass.verdict = gates::evaluate(settings.gate, decoded, pods, memory, m_clock.now());
+    pass.pods = std::move(pods);
+    pass.decoded = std::move(decoded);
     return pass;
 }
 
@@ -285,7 +247,7 @@ GateResult GateRunner::finish(const GateRunSettings& settings, const JobIdentity
         step.message += " " + outcome;
         m_log.line(Tone::failing, outcome);  // the log says it too, not only the reports
     }
-    return {exit_code, std::move(step)};
+    return {exit_code, std::move(step), !id.name.empty()};
 }
 
 GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& rendered) {
@@ -302,6 +264,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         step.state = state;
         step.reason = std::move(reason);
         step.message = std::move(message);
+        if (step.reason == "KubernetesApiError" && !settings.cluster.empty()) {
+            step.message += " (" + settings.cluster + ")";
+        }
         if (!said) {
             m_log.line(state == StepState::cancelled ? Tone::failing : Tone::failed,
                        fmt::format("{}: {}: {}", names.name, step.reason, step.message));
@@ -342,6 +307,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     // Until when a failed verdict waits for the pod watch to deliver a deletion that may
     // be in flight (set by the first such pass); each delivered change ends one wait.
     std::optional<TimePoint> settle_until;
+    ProgressReporter progress(m_log, settings.progress_every, m_clock.now(), deadline);
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
@@ -401,7 +367,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         }
         departed.clear();
         seen_pods = pass->pod_uids;
+        std::size_t said = step.history.size();
         report_change(settings, pass->verdict, step);
+        keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
         Status kept = remember(settings, id, *pass, memory);
         if (!kept.is_ok()) {
             return finish(
@@ -421,10 +389,13 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                           fail(StepState::failed, v.progressing.reason, v.progressing.message,
                                k_exit_failed, true));
         }
+        progress.after_pass(m_clock.now(), step.history.size() != said, names.name, pass->decoded,
+                            pass->pods);
         if (auto code = interrupted()) {
             return finish(settings, id, step, *code);
         }
-        watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
+        watch.wait(std::min({deadline, m_clock.now() + resync, progress.next()}),
+                   settings.pending_signal);
     }
 }
 

@@ -23,16 +23,19 @@ enum class OnCancel { leave, remove };
 struct GateRunSettings {
     gates::Gate gate = gates::Gate::pre_migrations;
     Duration timeout = std::chrono::hours(1);
-    Duration poll_interval = std::chrono::seconds(5);  // watch fallback
-    Duration resync = std::chrono::seconds(30);        // re-read even without events
+    Duration poll_interval = std::chrono::seconds(5);    // watch fallback
+    Duration resync = std::chrono::seconds(30);          // re-read even without events
+    Duration progress_every = std::chrono::seconds(30);  // heartbeat line when quiet
     OnCancel on_cancel = OnCancel::leave;
     std::string instance = "envgate";  // reportingInstance of events
+    std::string cluster;               // "kubeconfig context C, server S": named by API errors
     std::function<int()> pending_signal = [] { return 0; };
 };
 
 struct GateResult {
-    int exit_code = 0;  // runner/exit_status.h
-    StepReport step;    // for the reports
+    int exit_code = 0;        // runner/exit_status.h
+    StepReport step;          // for the reports
+    bool job_exists = false;  // the gate's Job was created (or re-attached to)
 };
 
 class GateRunner {
@@ -45,7 +48,6 @@ class GateRunner {
   private:
     struct Pass;
     Result<nlohmann::json> launch(const RenderedJob& job);
-    Status check_fence(const RenderedJob& job, const nlohmann::json& existing);
     // `departed`: pods deleted since the last pass, as last seen (they join this pass
     // when the list no longer has them).
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,

@@ -280,4 +280,13 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
     return out;
 }
 
+RenderedJob salted_job(RenderedJob job, const std::string& salt) {
+    std::string base = job.name.substr(0, job.name.size() - job.spec_hash.size() - 1);
+    job.spec_hash = hash8(job.spec_hash + "\n" + salt);
+    job.name = job_name(base, job.spec_hash);
+    job.object["metadata"]["name"] = job.name;
+    job.object["metadata"]["labels"][k_label_spec_hash] = job.spec_hash;
+    return job;
+}
+
 }  // namespace envgate

@@ -51,4 +51,9 @@ Result<std::string> expand_variables(const std::string& text, const std::string&
 // ENVGATE_ENV, ENVGATE_GATE and ENVGATE_NAMESPACE expand to this gate's values.
 Result<RenderedJob> render_job_manifest(const ManifestInput& input, const Getenv& getenv);
 
+// `job` with a spec hash that also hashes `salt`: a new name (same base) and spec-hash
+// label, so it is not taken for the Job made from the same spec without it.
+// REQUIRES: `job` came from render_job_manifest.
+RenderedJob salted_job(RenderedJob job, const std::string& salt);
+
 }  // namespace envgate

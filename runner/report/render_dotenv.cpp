@@ -81,6 +81,7 @@ std::string render_annotations(const RunReport& r) {
         add("failed " + f->name + " pipeline", r.pipeline_url);
         add("failed " + f->name + " job", r.job_url);
     }
+    add(r.environment + " environment", r.environments_url);
     return nlohmann::json{{"envgate", links}}.dump(2) + "\n";
 }
 

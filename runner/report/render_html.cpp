@@ -16,7 +16,8 @@ th{background:#f6f8fa}.badge{display:inline-block;padding:.1em .55em;border-radi
 font-weight:600;font-size:.85em;color:#fff}.passed,.succeeded,.free{background:#1a7f37}
 .failed{background:#cf222e}.retrying,.passed-after-retries{background:#bf8700}
 .failing{background:#8250df}.running{background:#0969da}.skipped{background:#6e7781}
-.cancelled{background:#57606a}.held{background:#9a6700}
+.cancelled{background:#57606a}.held{background:#9a6700}.failed-run{background:#a40e26}
+details{margin:.4em 0}summary{cursor:pointer}
 pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.6em;overflow-x:auto;
 user-select:all}code{font-family:ui-monospace,monospace}
 )css";
@@ -47,7 +48,11 @@ void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
     std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
     out << "<tr><td>" << xml_escape(r.environment) << "</td><td>" << xml_escape(s.name)
         << "</td><td>" << badge(step_label(s)) << "</td><td>" << s.duration_text() << "</td><td>"
-        << s.attempts << "</td><td>" << xml_escape(message);
+        << s.attempts << "</td><td>";
+    if ((s.state == StepState::failed || s.state == StepState::cancelled) && !s.reason.empty()) {
+        out << "<strong>" << xml_escape(s.reason) << "</strong>: ";
+    }
+    out << xml_escape(message);
     if (s.command) {
         out << "<pre><code>" << xml_escape(*s.command) << "</code></pre>";
     }
@@ -57,7 +62,32 @@ void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
                 << "<pre><code>" << xml_escape(*h.command) << "</code></pre></div>";
         }
     }
+    for (const auto& run : s.failed_runs) {
+        out << "<details><summary>" << badge("failed run") << " " << run.run << " (attempt "
+            << run.attempt;
+        if (run.limit > 0) {
+            out << " of " << run.limit;
+        }
+        out << "), pod <code>" << xml_escape(run.pod) << "</code>: " << xml_escape(run.description)
+            << "</summary><p>" << xml_escape(run.log_note) << "</p>";
+        if (!run.log_tail.empty()) {
+            out << "<pre><code>" << xml_escape(run.log_tail) << "</code></pre>";
+        }
+        out << "</details>";
+    }
     out << "</td></tr>\n";
+}
+
+// Links to the pipeline, the job and the project's environments, as far as known.
+void write_links(std::ostream& out, const RunReport& r) {
+    std::string links;
+    for (const Link& l : run_links(r)) {
+        links += (links.empty() ? "<a href=\"" : " · <a href=\"") + xml_escape(l.url) + "\">" +
+                 l.label + "</a>";
+    }
+    if (!links.empty()) {
+        out << "<p class=\"links\">" << links << "</p>\n";
+    }
 }
 
 }  // namespace
@@ -69,6 +99,7 @@ std::string render_html(const RunReport& r) {
         << "</style></head><body>\n";
     std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
     out << "<h1>envgate: " << xml_escape(r.environment) << " " << badge(result) << "</h1>\n";
+    write_links(out, r);
     out << "<table><thead><tr><th>environment</th><th>step</th><th>state</th><th>duration</th>"
         << "<th>attempts</th><th>message</th></tr></thead><tbody>\n";
     for (const auto& s : r.steps) {
@@ -86,7 +117,7 @@ std::string render_html(const RunReport& r) {
     }
     out << "</p>\n";
     if (r.lock.unlock_command) {
-        out << "<p>It stays held after the failure until a person unlocks it:</p>\n<pre><code>"
+        out << "<p>" << xml_escape(unlock_hint(r)) << "</p>\n<pre><code>"
             << xml_escape(*r.lock.unlock_command) << "</code></pre>\n";
     }
     out << "</body></html>\n";

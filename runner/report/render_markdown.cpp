@@ -1,5 +1,7 @@
 // summary.md: a table of steps (environment, step, state, duration, attempts,
-// message), then each command to run as a code block, then the lock's state.
+// message), then each command to run as a code block, each failed run of a gate
+// with its kept log tail (collapsed), then the lock's state.
+#include <algorithm>
 #include <sstream>
 
 #include "runner/report/render.h"
@@ -48,11 +50,61 @@ void write_commands(std::ostream& out, const RunReport& r) {
     }
 }
 
+// "[pipeline](URL) · [job](URL) · [environments](URL)", as far as the CI variables tell.
+void write_links(std::ostream& out, const RunReport& r) {
+    std::string links;
+    for (const Link& l : run_links(r)) {
+        links += (links.empty() ? "[" : " · [") + l.label + "](" + strip_control(l.url) + ")";
+    }
+    if (!links.empty()) {
+        out << links << "\n\n";
+    }
+}
+
+// A code fence longer than every run of backticks in `text`, so no log line closes it.
+std::string fence_for(const std::string& text) {
+    std::size_t longest = 0;
+    std::size_t run = 0;
+    for (char c : text) {
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    return std::string(std::max<std::size_t>(3, longest + 1), '`');
+}
+
+void write_failed_runs(std::ostream& out, const RunReport& r) {
+    bool any = false;
+    for (const auto& s : r.steps) {
+        for (const auto& run : s.failed_runs) {
+            if (!any) {
+                out << "\n### Failed runs\n";
+                any = true;
+            }
+            out << "\n**" << s.name << ", failed run " << run.run << "** (attempt " << run.attempt;
+            if (run.limit > 0) {
+                out << " of " << run.limit;
+            }
+            out << ", pod `" << md_cell(run.pod) << "`): " << md_cell(run.description) << "\n";
+            if (run.log_tail.empty()) {
+                out << "\n" << md_cell(run.log_note) << ".\n";
+                continue;
+            }
+            std::string tail = strip_control(run.log_tail);
+            std::string fence = fence_for(tail);
+            out << "\n<details><summary>" << md_cell(run.log_note) << "</summary>\n\n"
+                << fence << "text\n"
+                << tail << "\n"
+                << fence << "\n\n</details>\n";
+        }
+    }
+}
+
 }  // namespace
 
 std::string render_markdown(const RunReport& r) {
     std::ostringstream out;
     out << "## envgate: " << r.environment << " — " << run_result_name(r.result) << "\n\n";
+    write_links(out, r);
     out << "| environment | step | state | duration | attempts | message |\n";
     out << "|---|---|---|---|---|---|\n";
     for (const auto& s : r.steps) {
@@ -62,6 +114,7 @@ std::string render_markdown(const RunReport& r) {
             << " |\n";
     }
     write_commands(out, r);
+    write_failed_runs(out, r);
     if (r.lock.name.empty()) {
         return out.str();  // a command that does not take the lock (envgate gate)
     }
@@ -75,7 +128,8 @@ std::string render_markdown(const RunReport& r) {
             << strip_control(*r.lock.update_error) << "\n";
     }
     if (r.lock.unlock_command) {
-        out << "\nIt stays held after the failure until a person unlocks it:\n\n```sh\n"
+        out << "\n"
+            << unlock_hint(r) << "\n\n```sh\n"
             << strip_control(*r.lock.unlock_command) << "\n```\n";
     }
     return out.str();

@@ -26,10 +26,30 @@ json change_json(const VerdictChange& h) {
             {"limit", h.limit}};
 }
 
+json failed_run_json(const FailedRun& f) {
+    return {{"run", f.run},
+            {"attempt", f.attempt},
+            {"limit", f.limit},
+            {"at", opt_time(f.at)},
+            {"pod", f.pod},
+            {"container", f.container},
+            {"container_run", f.container_run},
+            {"reason", f.reason},
+            {"exit_code", f.exit_code ? json(*f.exit_code) : json(nullptr)},
+            {"description", f.description},
+            {"log_command", f.log_command},
+            {"log_tail", f.log_tail},
+            {"log_note", f.log_note}};
+}
+
 json step_json(const StepReport& s) {
     json history = json::array();
     for (const auto& h : s.history) {
         history.push_back(change_json(h));
+    }
+    json failed_runs = json::array();
+    for (const auto& f : s.failed_runs) {
+        failed_runs.push_back(failed_run_json(f));
     }
     return {{"name", s.name},
             {"kind", s.kind},
@@ -45,7 +65,8 @@ json step_json(const StepReport& s) {
             {"command", opt(s.command)},
             {"exit_code", s.exit_code ? json(*s.exit_code) : json(nullptr)},
             {"skipped_why", s.skipped_why},
-            {"history", history}};
+            {"history", history},
+            {"failed_runs", failed_runs}};
 }
 
 template <typename E>
@@ -69,6 +90,26 @@ std::optional<std::string> get_opt(const json& j, const char* key) {
 std::optional<TimePoint> get_time(const json& j, const char* key) {
     auto s = get_opt(j, key);
     return s ? parse_rfc3339(*s) : std::nullopt;
+}
+
+FailedRun failed_run_from(const json& j) {
+    FailedRun f;
+    f.run = j.value("run", 0);
+    f.attempt = j.value("attempt", 0);
+    f.limit = j.value("limit", 0);
+    f.at = get_time(j, "at");
+    f.pod = j.value("pod", "");
+    f.container = j.value("container", "");
+    f.container_run = j.value("container_run", -1);
+    f.reason = j.value("reason", "");
+    if (j.contains("exit_code") && !j.at("exit_code").is_null()) {
+        f.exit_code = j.at("exit_code").get<int>();
+    }
+    f.description = j.value("description", "");
+    f.log_command = j.value("log_command", "");
+    f.log_tail = j.value("log_tail", "");
+    f.log_note = j.value("log_note", "");
+    return f;
 }
 
 StepReport step_from(const json& j) {
@@ -96,6 +137,9 @@ StepReport step_from(const json& j) {
                              h.value("reason", ""), h.value("message", ""), get_opt(h, "command"),
                              h.value("attempt", 0), h.value("limit", 0)});
     }
+    for (const auto& f : j.value("failed_runs", json::array())) {
+        s.failed_runs.push_back(failed_run_from(f));
+    }
     return s;
 }
 
@@ -116,6 +160,7 @@ std::string render_run_json(const RunReport& r) {
               {"finished", format_rfc3339_micro(r.finished)},
               {"pipeline_url", opt(r.pipeline_url)},
               {"job_url", opt(r.job_url)},
+              {"environments_url", opt(r.environments_url)},
               {"lock",
                {{"name", r.lock.name},
                 {"state", lock_state_name(r.lock.state)},
@@ -142,6 +187,7 @@ Result<RunReport> parse_run_json(const std::string& text, const std::string& ori
         r.finished = get_time(j, "finished").value_or(TimePoint{});
         r.pipeline_url = get_opt(j, "pipeline_url");
         r.job_url = get_opt(j, "job_url");
+        r.environments_url = get_opt(j, "environments_url");
         const json& l = j.at("lock");
         r.lock.name = l.value("name", "");
         r.lock.state = enum_from<LockState>(l.value("state", "free"), lock_state_name,

@@ -42,6 +42,11 @@ const char* lock_state_name(LockState s) {
     return "unknown";
 }
 
+bool FailedRun::same_run(const FailedRun& other) const {
+    return container_run >= 0 && container_run == other.container_run && pod == other.pod &&
+           container == other.container;
+}
+
 bool StepReport::retried() const {
     for (const auto& h : history) {
         if (h.state == "retrying") {
@@ -97,6 +102,12 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
             h.message = mask(h.message);
             opt(h.command);
         }
+        for (FailedRun& f : s.failed_runs) {
+            f.description = mask(f.description);
+            f.log_command = mask(f.log_command);
+            f.log_tail = mask(f.log_tail);
+            f.log_note = mask(f.log_note);
+        }
     }
     r.lock.holder = mask(r.lock.holder);
     opt(r.lock.holder_pipeline_url);
@@ -105,7 +116,35 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
     opt(r.lock.update_error);
     opt(r.pipeline_url);
     opt(r.job_url);
+    opt(r.environments_url);
     return r;
+}
+
+std::optional<std::string> environments_page(const std::optional<std::string>& project_url) {
+    if (!project_url || project_url->empty()) {
+        return std::nullopt;
+    }
+    return *project_url + "/-/environments";
+}
+
+std::vector<Link> run_links(const RunReport& r) {
+    std::vector<Link> out;
+    for (const auto& [label, url] : {std::pair{"pipeline", r.pipeline_url},
+                                     {"job", r.job_url},
+                                     {"environments", r.environments_url}}) {
+        if (url && !url->empty()) {
+            out.push_back({label, *url});
+        }
+    }
+    return out;
+}
+
+std::string unlock_hint(const RunReport& r) {
+    return "It stays held after the failure until a person unlocks it: run the manual job "
+           "envgate-unlock-" +
+           r.lock.name +
+           " of the pipeline with the variable ENVGATE_UNLOCK_REASON (why it is safe), or, "
+           "with the lock store's and the cluster's credentials, the CLI:";
 }
 
 }  // namespace envgate

@@ -31,6 +31,30 @@ struct VerdictChange {
     int limit = 0;
 };
 
+// One failed run of a gate's Job, kept as the gate saw it: what failed, and the tail
+// of that run's log, fetched at once (before the controller deletes the pod), masked.
+struct FailedRun {
+    int run = 0;      // 1 for the gate's first failed run, 2 for the next, ...
+    int attempt = 0;  // the failed attempt number, as "attempt N of M failed" counts it
+    int limit = 0;
+    std::optional<TimePoint> at;
+    std::string pod;
+    std::string container;  // empty when the pod failed as a whole without one
+    // Which failed run of its container it was (1 for the first; 0: the pod failed as a
+    // whole), -1 when the pod was not listed any more.
+    int container_run = -1;
+    std::string reason;  // Error, Evicted, OOMKilled, ...
+    std::optional<int> exit_code;
+    std::string description;  // "container migrations exited 1 (Error): PG::..."
+    std::string log_command;  // how to read the log while it lasts
+    std::string log_tail;     // the last lines of its log; empty when none was read
+    std::string log_note;     // where the tail comes from, or why there is none
+
+    // The same failed run (seen again when the Job also counts its pod as failed): same
+    // pod, container and container_run.
+    bool same_run(const FailedRun& other) const;
+};
+
 struct StepReport {
     std::string name;  // lock, diff, pre-migrations, deploy, post-migrations, ..., qa
     std::string kind;  // "lock", "gate" or "step"
@@ -46,6 +70,7 @@ struct StepReport {
     std::optional<int> exit_code;         // of a step's process
     std::string skipped_why;
     std::vector<VerdictChange> history;
+    std::vector<FailedRun> failed_runs;  // gates: every failed run seen, oldest first
 
     bool retried() const;
     double seconds() const;             // 0 when not both started and finished
@@ -72,8 +97,9 @@ struct RunReport {
     TimePoint finished;
     std::vector<StepReport> steps;
     LockReport lock;
-    std::optional<std::string> pipeline_url;  // this pipeline
-    std::optional<std::string> job_url;       // this job
+    std::optional<std::string> pipeline_url;      // this pipeline
+    std::optional<std::string> job_url;           // this job
+    std::optional<std::string> environments_url;  // the project's Environments page
 
     // The first failed (or cancelled) step, if any.
     const StepReport* failed_step() const;
@@ -86,5 +112,20 @@ struct RunReport {
 void mark_cancelled(StepReport& step, int signal_number);
 
 RunReport masked(const RunReport& report, const std::function<std::string(std::string)>& mask);
+
+struct Link {
+    std::string label;  // pipeline, job, environments
+    std::string url;
+};
+
+// The run's pipeline, job and environments pages, as far as the CI variables tell.
+std::vector<Link> run_links(const RunReport& report);
+
+// The Environments page of the project at `project_url` (CI_PROJECT_URL), if known.
+std::optional<std::string> environments_page(const std::optional<std::string>& project_url);
+
+// Where the unlock hint sends a person first: the manual unlock job of the pipeline
+// (the unlock component), then the CLI command that follows it.
+std::string unlock_hint(const RunReport& report);
 
 }  // namespace envgate

@@ -11,6 +11,7 @@
 #include "runner/files.h"
 #include "runner/gate/gate_runner.h"
 #include "runner/run/access_review.h"
+#include "runner/run/reruns.h"
 
 namespace envgate {
 namespace {
@@ -40,6 +41,7 @@ Upgrade::Upgrade(const Config& config, const Environment& env, Context& ctx, Job
     m_report.namespace_ = env.namespace_;
     m_report.pipeline_url = ctx.getenv("CI_PIPELINE_URL");
     m_report.job_url = ctx.getenv("CI_JOB_URL");
+    m_report.environments_url = environments_page(ctx.getenv("CI_PROJECT_URL"));
     m_report.lock.name = env.name;
 }
 
@@ -216,15 +218,22 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     settings.gate = *gates::gate_from_name(p.name);
     settings.timeout = p.timeout;
     settings.poll_interval = m_settings.poll_interval;
+    settings.progress_every = m_settings.progress_interval;
     settings.on_cancel = m_settings.delete_jobs_on_cancel ? OnCancel::remove : OnCancel::leave;
     settings.instance = "envgate-" + m_me.id;
+    settings.cluster = describe_cluster(m_kube->config);
     settings.pending_signal = stop_signal();
     RenderedJob job = *p.job;
+    if (m_unlock) {  // a person unlocked the environment: try again, with a new Job
+        job = after_unlock(std::move(job), *m_unlock);
+        m_log.line(Tone::plain, fmt::format("{}: {}", p.name, after_unlock_text(*m_unlock)));
+    }
     if (m_fence) {  // a later holder's Jobs carry a higher token; see GateRunner::launch
         job.object["metadata"]["labels"][k_label_fence] = std::to_string(m_fence->token());
     }
     GateRunner runner(*m_kube->api, m_kube->connect, m_ctx.clock, m_log);
     GateResult result = runner.run(settings, job);
+    m_changed = m_changed || result.job_exists;
     std::string file = step.file;
     step = std::move(result.step);
     step.file = file;
@@ -268,6 +277,7 @@ int Upgrade::run_planned(const Planned& p, StepReport& step) {
     if (p.gate) {
         return run_gate(p, step);
     }
+    m_changed = m_changed || p.name != "diff";  // diff only reads; deploy and qa change things
     return p.name == "qa" ? run_qa(p, step) : run_shell_step(p, step);
 }
 

@@ -38,6 +38,7 @@ struct UpgradeSettings {
     bool delete_jobs_on_cancel = false;
     std::optional<std::string> kubeconfig;
     Duration poll_interval = std::chrono::seconds(5);
+    Duration progress_interval = std::chrono::seconds(30);  // a quiet gate's heartbeat
 };
 
 // The job-log section of `step` of the upgrade of `env`.
@@ -113,6 +114,12 @@ class Upgrade {
     std::mutex m_beat_mutex;  // m_beat_lock->spec.step, written here, read by the heartbeat
     std::unique_ptr<LockFence> m_fence;
     std::optional<std::string> m_lock_lost;  // why this run stopped holding the lock
+    // A gate's Job was created (or found) or a step other than diff ran: from then on a
+    // failure holds the lock; before, an infrastructure error releases it (settle).
+    bool m_changed = false;
+    // The latest unlock of the lock when this run took it: it names the gates' Jobs
+    // (runner/run/reruns.h).
+    std::optional<locks::Transition> m_unlock;
     void start_heartbeat();
     StoreOptions store_options() const;
 };

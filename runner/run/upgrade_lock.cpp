@@ -3,6 +3,7 @@
 #include "locks/describe.h"
 #include "locks/identity.h"
 #include "runner/exit_status.h"
+#include "runner/run/reruns.h"
 #include "runner/run/upgrade.h"
 
 // The lock side of Upgrade: taking the lock, keeping it (heartbeat), the fencing
@@ -55,6 +56,7 @@ int Upgrade::lock() {
         step.state = StepState::passed;
         step.message = got->decision.message;
         m_holding = true;
+        m_unlock = latest_unlock(got->record);
         // renewed_at: our clock's time when the write that took it was decided.
         m_fence =
             std::make_unique<LockFence>(m_ctx.clock, m_lock->spec.lease_duration,
@@ -190,14 +192,19 @@ int Upgrade::settle(int exit_code) {
     }
     const StepReport* failed = m_report.failed_step();
     Result<locks::Decision> d = Status(Code::failed, "not settled");
-    if (exit_code == k_exit_success) {
+    // Hold only what is broken: an infrastructure error before any Job or changing step
+    // left nothing to inspect. (A Job whose create was sent but not answered is found
+    // by the rerun, same name and spec, and re-attached to.)
+    bool nothing_changed = exit_code == k_exit_infra && !m_changed;
+    if (exit_code == k_exit_success || nothing_changed) {
         d = m_manager->release(m_env.name, m_me);
     } else {
         locks::Failure f{failed ? failed->name : "run", failed ? failed->reason : "Failed",
                          failed ? failed->message : "the upgrade failed", m_ctx.clock.now()};
         d = m_manager->fail(m_lock->spec, m_me, f);
     }
-    const char* what = exit_code == k_exit_success ? "released" : "marked failed";
+    const char* what =
+        exit_code == k_exit_success || nothing_changed ? "released" : "marked failed";
     int code = exit_code;
     if (!d) {
         m_report.lock.update_error =
@@ -209,6 +216,11 @@ int Upgrade::settle(int exit_code) {
     }
     if (m_report.lock.update_error) {
         m_log.line(Tone::failed, *m_report.lock.update_error);
+    } else if (nothing_changed) {
+        m_log.line(Tone::failing, fmt::format("{} was released, not held: the error came before "
+                                              "anything changed (no Job was created, no deploy "
+                                              "step ran); rerun once the cluster answers",
+                                              m_env.name));
     }
     auto current = m_lock->store->read(m_env.name);
     if (current) {

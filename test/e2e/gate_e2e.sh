@@ -16,6 +16,7 @@ crash_then_pass() {
     local file=$1 name=$2 fails=$3 counter=$T/$2.count
     local script
     script=$(job_script "$name" "$(count_runs "$counter")
+echo \"run \$n: migrating users\"
 if [ \$n -le $fails ]; then sleep 1; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi
 sleep 1; echo migrated")
     job_manifest "$file" "$name" OnFailure 6 "$script"
@@ -60,7 +61,41 @@ scenario_crashloop() {
     check_reports "$T/rep" e1 success
     xmllint --xpath '//testcase/system-out/text()' "$T/rep/junit.xml" | grep -q "attempt 2 of 6 failed" ||
         fail "junit system-out lacks the retry history"
-    ok "crash-loop: 2 retries, one Warning event per failed run with logs --previous, exit 0"
+    check_kept_logs "$T/gate.log" "$T/rep" pre-migrations 2 "run %d: migrating users"
+    ok "crash-loop: 2 retries, one Warning event per failed run with logs --previous, kept logs, exit 0"
+}
+
+# failed_runs_of REPORT_DIR GATE: how many failed runs run.json keeps for GATE (at least
+# 2, or the test fails).
+failed_runs_of() {
+    local n
+    n=$(jq --arg g "$2" '.steps[] | select(.name == $g) | .failed_runs | length' "$1/run.json")
+    ((n >= 2)) || fail "run.json: $n failed runs of $2, want at least 2"
+    echo "$n"
+}
+
+# check_kept_logs LOG REPORT_DIR GATE RUNS FORMAT [KEPT]: the gate kept RUNS failed runs,
+# and each of the first KEPT (default all) the tail of its own log (FORMAT with the run's
+# number: a line it printed) in the job log (a collapsed section), run.json, a failed
+# junit testcase of its own, summary.md and summary.html.
+check_kept_logs() {
+    local log=$1 rep=$2 gate=$3 runs=$4 format=$5 kept=${6:-$4} i line
+    [[ $(jq --arg g "$gate" '.steps[] | select(.name == $g) | .failed_runs | length' "$rep/run.json") == "$runs" ]] ||
+        fail "run.json: want $runs failed runs of $gate"
+    [[ $(log_count "$log" "^(log of )?failed run [0-9]+ \\(pod ") == "$runs" ]] ||
+        fail "want $runs failed runs in the job log"
+    for ((i = 1; i <= kept; i++)); do
+        # shellcheck disable=SC2059
+        line=$(printf "$format" "$i")
+        grep -qxF "    $line" "$log" || fail "the job log lacks the kept line '$line'"
+        jq -e --arg g "$gate" --arg l "$line" --argjson i "$i" '.steps[] | select(.name == $g)
+            | .failed_runs[$i - 1].log_tail | split("\n") | index($l) != null' "$rep/run.json" >/dev/null ||
+            fail "run.json: failed run $i of $gate lacks '$line'"
+        xmllint --xpath "//testcase[starts-with(@name, '$gate failed run $i ')]/failure/text()" "$rep/junit.xml" |
+            grep -qF "$line" || fail "junit: no failed testcase for run $i of $gate with its log"
+        grep -qF "$line" "$rep/summary.md" || fail "summary.md lacks '$line'"
+        grep -qF "$line" "$rep/summary.html" || fail "summary.html lacks '$line'"
+    done
 }
 
 # Restart limit (OnFailure, backoffLimit 2): a second container that ignores SIGTERM holds
@@ -73,7 +108,8 @@ scenario_crashloop() {
 # SIGTERM until the shell test UNTIL holds; sets JOB.
 held_failing_gate() {
     local name=$1 limit=$2 until=$3 script
-    script=$(job_script "$name" "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    script=$(job_script "$name" "$(count_runs "$T/$name.count")
+echo \"run \$n: relation users missing\"; sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
     job_manifest "$T/$name.yaml" "$name" OnFailure "$limit" "$script" "" "      terminationGracePeriodSeconds: $(cluster_secs 60)"
     cat >>"$T/$name.yaml" <<EOF
         - name: proxy
@@ -105,14 +141,18 @@ scenario_restart_limit() {
     gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
     [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
     check_reports "$T/rep" e1 failed MigrationsJobFailed
-    ok "restart limit: failing line while FailureTarget held, then failed with exit 7 remembered, exit 1"
+    # The pod outlives the last failure (its proxy holds it): every run's log is kept.
+    check_kept_logs "$T/gate.log" "$T/rep" pre-migrations "$(failed_runs_of "$T/rep" pre-migrations)" \
+        "run %d: relation users missing"
+    ok "restart limit: failing line while FailureTarget held, then failed with exit 7 remembered, logs kept, exit 1"
 }
 
 # Restart limit with a single container: the Job controller deletes the pod; the failed
 # verdict must still carry the remembered container failure (gates.md "The verdict" 1).
 scenario_restart_limit_pod_gone() {
     local script
-    script=$(job_script limit "sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    script=$(job_script limit "$(count_runs "$T/limit1.count")
+echo \"run \$n: relation users missing\"; sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
     job_manifest "$T/limit.yaml" limit1 OnFailure 2 "$script"
     # shellcheck disable=SC2046
     run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/limit.yaml" "$NS" "$T/rep")
@@ -123,7 +163,16 @@ scenario_restart_limit_pod_gone() {
     grep -qx "    kubectl -n $NS describe job/$job" "$T/gate.log" || fail "describe command not printed"
     grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: container migrations exited 7 \(Error\): relation users missing" "$T/gate.log" >/dev/null ||
         fail "the failed verdict lost the remembered failure (exit 7) once the pod was gone: $(grep '^pre-migrations: failed' "$T/gate.log")"
-    ok "restart limit, pod gone: failed with the remembered exit code 7"
+    # The runs restarted in place keep their logs; the last one's is kept when the gate
+    # read it before the Job controller deleted the pod (a race the controller may win:
+    # then the job log says so). restart_limit, whose pod outlives the failure, checks it.
+    # (kubesim fails the Job after 2 runs, the Job controller after 3: as many as failed.)
+    local runs
+    runs=$(failed_runs_of "$T/rep" pre-migrations)
+    check_kept_logs "$T/gate.log" "$T/rep" pre-migrations "$runs" "run %d: relation users missing" $((runs - 1))
+    grep -qE "^(log of failed run $runs \(pod .*read when the gate saw the failure|failed run $runs \(pod .*the pod was deleted before the gate could read it)" "$T/gate.log" ||
+        fail "the last failed run neither kept its log nor says why not"
+    ok "restart limit, pod gone: failed with the remembered exit code 7, logs kept"
 }
 
 # restartPolicy Never, backoffLimit 1: an evicted pod (retry), then a preempted one past
@@ -183,6 +232,7 @@ scenario_deadline() {
     [[ $(event_summary "$NS" "$job") == "1 BatchedMigrationsCheckFailed" ]] ||
         fail "events: $(event_summary "$NS" "$job")"
     check_reports "$T/rep" e1 failed BatchedMigrationsCheckFailed
+    check_failure_golden deadline "$T/gate.log" "$T/rep"
     ok "batched check: DeadlineExceeded -> BatchedMigrationsCheckFailed, exit 1"
 }
 
@@ -194,6 +244,7 @@ scenario_timeout() {
     expect_rc 1 "the gate's timeout"
     log_has "$T/gate.log" "GateTimeout"
     check_reports "$T/rep" e1 failed GateTimeout
+    check_failure_golden timeout "$T/gate.log" "$T/rep"
     ok "stuck Job + --timeout 2s: GateTimeout, exit 1"
 }
 
@@ -668,6 +719,75 @@ scenario_sigterm_backoff() {
         fail "exit took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')s after SIGTERM, want < 1s"
     check_reports "$T/rep" e1 cancelled
     ok "SIGTERM during API retry back-off: exit 143 in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s"
+}
+
+# A long gate is never silent: while the Job runs and nothing changes, a progress line
+# at most every --progress-interval with the time waited, the pod, its phase and the
+# time left before activeDeadlineSeconds and the gate's timeout.
+scenario_progress() {
+    job_manifest "$T/slow.yaml" slow OnFailure 2 \
+        "$(job_script slow "echo started; until [ -f '$T/go' ]; do sleep 0.05; done; echo migrated")" \
+        "  activeDeadlineSeconds: $(cluster_secs 600)"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/slow.yaml" "$NS" "$T/rep") \
+        --progress-interval 300ms --timeout 10m
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job line
+    job=$(job_of "$T/gate.log")
+    line="^pre-migrations: still running after [0-9]+(ms|s|m[0-9]+s): pod $job-[a-z0-9]+ Running; [0-9hms]+ left before activeDeadlineSeconds \($(cluster_secs 600)s\); [0-9hms]+ left before the gate's timeout$"
+    wait_for 60 "two progress lines with the running pod" \
+        bash -c "(( \$(grep -cE \"$line\" '$T/gate.log') >= 2 ))"
+    touch "$T/go"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the slow Job passes"
+    log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    ok "progress: quiet gate prints progress lines with pod, phase and time left, exit 0"
+}
+
+# Pending causes named as they happen (the control plane's node agent produces them as
+# the kubelet and scheduler do): a missing Secret (CreateContainerConfigError, cleared
+# when the Secret is created), an image that cannot be pulled, and a pod no node takes.
+scenario_pending_causes() {
+    job_manifest "$T/secret.yaml" needsecret OnFailure 2 "$(job_script needsecret 'echo migrated')"
+    cat >>"$T/secret.yaml" <<'EOF'
+          env:
+            - name: DB_PASSWORD
+              valueFrom: {secretKeyRef: {name: db-creds, key: password}}
+EOF
+    # shellcheck disable=SC2046
+    gate_bg "$T/secret.log" $(gate_args pre-migrations "$T/secret.yaml" "$NS" "$T/rep-secret") \
+        --progress-interval 300ms
+    wait_for 60 "the missing Secret named" grep -qE \
+        "^pre-migrations: running \(RunningPreMigrations\): .* is waiting: CreateContainerConfigError" "$T/secret.log"
+    wait_for 60 "a progress line naming the cause" grep -qE \
+        "^pre-migrations: still running after .*Pending \(CreateContainerConfigError\)" "$T/secret.log"
+    "${K[@]}" create secret generic db-creds -n "$NS" --from-literal=password=not-a-real-one >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the Secret exists now"
+
+    local image=registry.example.com/never-pulled:$RANDOM
+    ctl unpullable "$image" on
+    job_manifest "$T/image.yaml" noimage OnFailure 2 "$(job_script noimage 'echo migrated')"
+    sed -i "s|image: registry.example.com/migrations:1.0|image: $image|" "$T/image.yaml"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/image.log" gate $(gate_args pre-migrations "$T/image.yaml" "$NS" "$T/rep-image") \
+        --timeout 5s
+    ctl unpullable "$image" off
+    expect_rc 1 "an image that never starts"
+    grep -qE "^pre-migrations: running .* is waiting: (ErrImagePull|ImagePullBackOff)" "$T/image.log" ||
+        fail "the image pull failure is not named"
+    grep -qE "^pre-migrations: GateTimeout: .*(ErrImagePull|ImagePullBackOff)" "$T/image.log" ||
+        fail "the timeout does not say why nothing ran"
+
+    job_manifest "$T/nowhere.yaml" nowhere OnFailure 2 "$(job_script nowhere 'echo migrated')" "" \
+        "      nodeSelector: {disk: none-such}"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/nowhere.log" gate $(gate_args pre-migrations "$T/nowhere.yaml" "$NS" "$T/rep-nowhere") \
+        --timeout 5s
+    expect_rc 1 "a pod no node takes"
+    grep -qE "^pre-migrations: running .* is not scheduled: Unschedulable" "$T/nowhere.log" ||
+        fail "the unschedulable pod is not named"
+    ok "pending causes: CreateContainerConfigError until the Secret exists, ErrImagePull, Unschedulable named"
 }
 
 # Issue 11's standing check of retry accounting, without injected faults (so it runs on

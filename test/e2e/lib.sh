@@ -219,3 +219,44 @@ check_reports() {
             fail "junit: no failure of type $type"
     fi
 }
+
+# normalize_excerpt: what differs between two runs of the same scenario made generic:
+# hashes in names, pod suffixes, times, durations, ports, holders, temp paths.
+normalize_excerpt() {
+    sed -E -e 's/-[0-9a-f]{8}(-[a-z0-9]{5})?\b/-<hash>\1/g' -e 's/<hash>-[a-z0-9]{5}\b/<hash>-<pod>/g' \
+        -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z/<time>/g' -e 's/127\.0\.0\.1:[0-9]+/127.0.0.1:<port>/g' \
+        -e 's/local:[^ @]+@[A-Za-z0-9._-]+/local:<user>@<host>/g' -e "s|${TMPDIR:-/tmp}/envgate-e2e\.[A-Za-z0-9]+|<tmp>|g" \
+        -e 's/\| [0-9]+(ms|s|m[0-9]+s) \|/| <duration> |/g' -e 's/time="[0-9.]+"/time="<s>"/g' \
+        -e 's/\(([0-9]+(ms|s)) ago\)/(<age> ago)/g' -e 's/recorded as [A-Za-z0-9_-]+:/recorded as <user>:/g'
+}
+
+# check_failure_golden NAME LOG REPORT_DIR: what on-call sees of this failure (the job
+# log's final failure line, lock lines and commands after them, the failed step's JUnit
+# failure, summary.md's table, commands and lock; not the history before, whose passes
+# depend on timing),
+# made generic, equals test/golden/failures/NAME.md (ENVGATE_UPDATE_GOLDEN=1 rewrites
+# it); scripts/failures-doc publishes them as docs/failures.md. Checked on kubesim: the
+# real control plane's timing gives other, equally right, attempt counts.
+check_failure_golden() {
+    local name=$1 log=$2 rep=$3 golden out
+    [[ $CLUSTER == kubesim ]] || return 0
+    golden=$(dirname "${BASH_SOURCE[0]}")/../golden/failures/$name.md
+    out=$T/$name.excerpt.md
+    {
+        printf '#### The job log\n\n```text\n'
+        awk '/^[a-z-]+: (failed \(|[A-Z][A-Za-z]+: )|stays locked|was released|held after a failure/ {
+                 on = 1; print; next }
+             on && /^    (kubectl|envgate) / { print; next }
+             /^[^ ]/ { on = 0 }' "$log"
+        printf '```\n\n#### JUnit (the Tests tab)\n\n```xml\n'
+        xmllint --xpath '//testcase[not(contains(@name, " failed run "))]/failure' "$rep/junit.xml" 2>/dev/null ||
+            echo "(no failed testcase)"
+        printf '\n```\n\n#### summary.md\n\n'
+        sed -n '/^| environment/,$p' "$rep/summary.md" | sed '/^### Failed runs/,/^### Lock/{/^### Lock/!d}'
+    } | normalize_excerpt >"$out"
+    if [[ ${ENVGATE_UPDATE_GOLDEN:-} == 1 ]]; then
+        mkdir -p "$(dirname "$golden")"
+        cp "$out" "$golden"
+    fi
+    diff -u "$golden" "$out" >&2 || fail "the $name excerpt differs from $golden (ENVGATE_UPDATE_GOLDEN=1 rewrites it)"
+}

@@ -114,20 +114,29 @@ waiting_on_lock() {
         jq -e '.locks[] | select(.lock.name == "e1") | .lock.waiters | length > 0'
 }
 
+# run_behind_other LOG: the lock taken by "other", then envgate run in the background
+# (reports in $T/rep), queued behind it; sets RUN_PID. The job log must say so while it
+# waits (CI shows the log live, through a pipe).
+run_behind_other() {
+    "$ENVGATE" lock acquire e1 --holder other --config "$CFG" >"$T/acquire.log" 2>&1 ||
+        fail "lock acquire for other: $(cat "$T/acquire.log")"
+    expect_lock held
+    run_bg "$1" --report-dir "$T/rep"
+    wait_for 30 "the run to queue for the lock" waiting_on_lock
+    wait_for 10 "the waiting line in the log" grep -q "waiting for lock e1: held by other" "$1"
+}
+release_other() {
+    "$ENVGATE" lock release e1 --holder other --config "$CFG" >"$T/release.log" 2>&1 ||
+        fail "lock release for other: $(cat "$T/release.log")"
+}
+
 scenario_lock_wait() {
     ok_job pre
     ok_job post
     write_config 'echo deploying'
-    "$ENVGATE" lock acquire e1 --holder other --config "$CFG" >"$T/acquire.log" 2>&1 ||
-        fail "lock acquire for other: $(cat "$T/acquire.log")"
-    expect_lock held
-    run_bg "$T/run.log" --report-dir "$T/rep"
-    wait_for 30 "the run to queue for the lock" waiting_on_lock
-    # The job log must say so while it waits (CI shows the log live, through a pipe).
-    wait_for 10 "the waiting line in the log" grep -q "waiting for lock e1: held by other" "$T/run.log"
+    run_behind_other "$T/run.log"
     log_lacks "$T/run.log" "created Job"
-    "$ENVGATE" lock release e1 --holder other --config "$CFG" >"$T/release.log" 2>&1 ||
-        fail "lock release for other: $(cat "$T/release.log")"
+    release_other
     wait_exit "$RUN_PID" 90
     expect_rc 0 "the run proceeds once the lock is released"
     log_has "$T/run.log" "created Job"
@@ -148,6 +157,7 @@ scenario_lock_held() {
     grep -E '^ +envgate unlock e1 ' "$T/run.log" >/dev/null || fail "the unlock command is not printed"
     log_lacks "$T/run.log" "deploying"
     check_reports "$T/rep" e1 failed
+    check_failure_golden lock_held "$T/run.log" "$T/rep"
     ok "lock held after a failure: --wait-timeout 2s -> exit 3, unlock command printed"
 }
 
@@ -233,6 +243,14 @@ scenario_secrets() {
         "$ENVGATE" status --config "$CFG" >"$T/status-$store.log" 2>&1 || true
         "$ENVGATE" status e1 --config "$CFG" --output json >"$T/status-$store.json" 2>&1 || true
         grep -qF "[MASKED]" "$T/status-$store.json" || fail "status --output json lacks the masked failure"
+        # The first run saw the post-migrations Job's runs fail (1 on kubesim, a few on
+        # the control plane) and kept their logs, masked (the second re-attaches to that
+        # finished Job; the last run's pod may be deleted before its log is read).
+        [[ $store != file ]] || jq -e '[.steps[] | select(.name == "post-migrations")
+            | .failed_runs[].log_tail | select(. != "")] | length >= 1 and
+            all(startswith("auth failed: [MASKED] [MASKED] [MASKED] [MASKED] [MASKED]"))' \
+            "$T/rep-$store/run.json" >/dev/null ||
+            fail "run.json: the failed run's kept log is missing or not masked"
         # An operator's unlock from a shell (no CI job token there), as lock.local_unlock allows.
         env -u CI_JOB_TOKEN "$ENVGATE" unlock e1 --reason "checked by hand" --config "$CFG" >"$T/unlock-$store.log" 2>&1 ||
             fail "unlock ($store store) failed: $(cat "$T/unlock-$store.log")"
@@ -268,6 +286,84 @@ scenario_secrets() {
         fail "no Lease envgate-e1 to check"
     echo "planted-secret occurrences: $total in $files files (outputs, reports, lock records, Jobs, Events, Leases)"
     ok "5 planted secrets: 0 occurrences in every output, report, lock record and cluster object"
+}
+
+# Hold only what is broken: an API that refuses the first gate's Job (403, after the
+# preflight passed and the lock was taken, before any Job or deploy) leaves nothing to
+# inspect, so the lock is released with a warning and the run exits 4; the error names
+# the kubeconfig context and the server. (The refusal comes while the run waits for the
+# lock, after its preflight's dry runs.)
+scenario_infra_before_change() {
+    ok_job pre
+    ok_job post
+    write_config 'echo deploying $ENVGATE_ENV'
+    run_behind_other "$T/run.log"
+    ctl fail --code 403 --verb create --resource jobs --count -1
+    release_other
+    wait_exit "$RUN_PID" 90
+    expect_rc 4 "the API refused the Job"
+    expect_lock free
+    log_has "$T/run.log" "e1 was released, not held: the error came before anything changed"
+    grep -qE "^pre-migrations: KubernetesApiError: .*\(kubeconfig context \"[^\"]+\", server https?://127\.0\.0\.1:[0-9]+\)" "$T/run.log" ||
+        fail "the API error does not name the kubeconfig context and server"
+    log_lacks "$T/run.log" "deploying e1"
+    check_reports "$T/rep" e1 failed KubernetesApiError
+    grep -qx "ENVGATE_LOCK_STATE=free" "$T/rep/envgate.env" || fail "envgate.env: the lock is not free"
+    check_failure_golden api_refused "$T/run.log" "$T/rep"
+    ok "infra error before any change: exit 4, lock released with a warning, cluster named"
+}
+
+# Once a gate's Job exists, an infrastructure error holds the lock as any failure does:
+# the Job is there to inspect.
+scenario_infra_after_job() {
+    job_manifest "$T/pre.yaml" pre OnFailure 2 \
+        "$(job_script pre "until [ -f '$T/go' ]; do sleep 0.05; done; echo pre done")"
+    ok_job post
+    write_config 'echo deploying $ENVGATE_ENV'
+    run_bg "$T/run.log" --report-dir "$T/rep"
+    wait_for 30 "the pre-migrations Job" grep -q "created Job" "$T/run.log"
+    ctl fail --code 403 --verb get --resource jobs --count -1
+    touch "$T/go" # the pod changes: the gate's next pass reads the Job, refused
+    wait_exit "$RUN_PID" 90
+    expect_rc 4 "the API refused the Job's read"
+    ctl clear-faults
+    expect_lock failed
+    log_lacks "$T/run.log" "was released, not held"
+    ok "infra error after the Job exists: exit 4, lock held (failed)"
+}
+
+# A failed run, an unlock, the next run: new Jobs (the unlock is part of their names) and
+# the log says whose unlock; another run under that same unlock re-attaches to them.
+scenario_rerun_after_unlock() {
+    ok_job pre
+    job_manifest "$T/post.yaml" post OnFailure 0 "$(job_script post "if [ ! -f '$T/fixed' ]; then
+echo 'PG::UndefinedTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; echo post done")"
+    write_config 'echo deploying $ENVGATE_ENV'
+    run_envgate 90 "$T/first.log" run --env e1 --config "$CFG" --report-dir "$T/rep1"
+    expect_rc 1 "post-migrations fails"
+    expect_lock failed
+    local failed_job
+    failed_job=$(sed -nE 's|^created Job [^/]+/(post-[a-z0-9]+)$|\1|p' "$T/first.log")
+    [[ -n $failed_job ]] || fail "no post-migrations Job in the first run's log"
+    "$ENVGATE" unlock e1 --reason "table restored" --config "$CFG" >"$T/unlock.log" 2>&1 ||
+        fail "unlock failed: $(cat "$T/unlock.log")"
+    touch "$T/fixed"
+    run_envgate 90 "$T/second.log" run --env e1 --config "$CFG" --report-dir "$T/rep2"
+    expect_rc 0 "the run after the unlock"
+    expect_lock free
+    grep -qE "^post-migrations: new Job after the unlock by [^ ]+ at [0-9T:-]+Z; " "$T/second.log" ||
+        fail "the log does not say the Job is new after the unlock"
+    local new_job
+    new_job=$(sed -nE 's|^created Job [^/]+/(post-[a-z0-9]+)$|\1|p' "$T/second.log")
+    [[ -n $new_job && $new_job != "$failed_job" ]] ||
+        fail "the run after the unlock did not create a new post-migrations Job ($new_job)"
+    log_lacks "$T/second.log" "re-attached"
+    [[ $("${K[@]}" get job -n "$NS" "$new_job" -o jsonpath='{.metadata.labels.envgate\.dev/unlock}') =~ ^[0-9]+$ ]] ||
+        fail "the new Job lacks the envgate.dev/unlock label"
+    run_envgate 90 "$T/third.log" run --env e1 --config "$CFG" --report-dir "$T/rep3"
+    expect_rc 0 "a run under the same unlock"
+    log_has "$T/third.log" "re-attached to Job $NS/$new_job"
+    ok "rerun after unlock: new Jobs named after the unlock, re-attached under the same unlock"
 }
 
 "scenario_$SCENARIO"

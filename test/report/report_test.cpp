@@ -41,6 +41,7 @@ RunReport sample_report() {
     r.finished = at("2025-05-29T07:31:05Z");
     r.pipeline_url = "https://gitlab.example.com/ops/deploy/-/pipelines/1234";
     r.job_url = "https://gitlab.example.com/ops/deploy/-/jobs/98765";
+    r.environments_url = environments_page("https://gitlab.example.com/ops/deploy");
 
     StepReport lock = make_step("lock", "lock", StepState::passed, "envgate.yml");
     lock.started = at("2025-05-29T07:10:00Z");
@@ -60,6 +61,14 @@ RunReport sample_report() {
                            "kubectl -n gitlab logs job/gitlab-migrations-pre-3f2a1b7c -c "
                            "migrations --previous",
                            1, 6});
+    pre.failed_runs.push_back(
+        {1, 1, 6, at("2025-05-29T07:12:39Z"), "gitlab-migrations-pre-3f2a1b7c-x7k2p", "migrations",
+         0, "Error", 1,
+         "container migrations exited 1 (Error): PG::LockNotAvailable <\"lock\"> & more",
+         "kubectl -n gitlab logs job/gitlab-migrations-pre-3f2a1b7c -c migrations --previous",
+         "== 20250529 AddIndexToUsers: migrating\n```\nPG::LockNotAvailable: could not obtain lock "
+         "on relation \"users\"",
+         "the last lines of its log (at most 50 lines, 8 KB), read when the gate saw the failure"});
     pre.history.push_back({at("2025-05-29T07:14:31Z"), "succeeded", "MigrationsSucceeded",
                            "Job completed", std::nullopt, 0, 0});
 
@@ -81,6 +90,10 @@ RunReport sample_report() {
         "Last failure: container migrations exited 1 (Error): PG::UndefinedTable\n"
         "A change to the Job spec reruns the gate with a new Job.";
     post.command = "kubectl -n gitlab describe job/gitlab-migrations-post-9c0d2e11";
+    post.failed_runs.push_back({1, 6, 6, at("2025-05-29T07:31:04Z"),
+                                "gitlab-migrations-post-9c0d2e11-q8m4z", "migrations", 5, "Error",
+                                1, "container migrations exited 1 (Error): PG::UndefinedTable", "",
+                                "", "its log could not be read: GET pods/x/log: 404 Not Found"});
 
     StepReport batched = make_step("batched-migrations-check", "gate", StepState::skipped,
                                    "jobs/batched-check.yaml");
@@ -189,6 +202,71 @@ BOOST_AUTO_TEST_CASE(run_json_round_trips) {
     auto bad = parse_run_json("{\"environment\": 3}", "saved/run.json");
     BOOST_REQUIRE(!bad.is_ok());
     BOOST_TEST(bad.status().message().find("saved/run.json") != std::string::npos);
+}
+
+// Given a gate that retried once and one that failed, then each failed run is a failed
+// testcase of its own (GitLab's Tests tab shows no system-out of a passed testcase) with
+// its kept log tail, and the failed step's failure ends with its last failed run.
+BOOST_AUTO_TEST_CASE(junit_has_a_failed_testcase_per_failed_run_with_its_log) {
+    std::string xml = render_junit(sample_report());
+    BOOST_TEST(xml.find("<testsuites name=\"envgate\" tests=\"8\" failures=\"3\"") !=
+               std::string::npos);
+    auto retry = xml.find("name=\"pre-migrations failed run 1 (attempt 1 of 6)\"");
+    BOOST_REQUIRE(retry != std::string::npos);
+    BOOST_TEST(xml.find("<failure type=\"Error\"", retry) < xml.find("</testcase>", retry));
+    BOOST_TEST(xml.find("could not obtain lock on relation &quot;users&quot;", retry) <
+               xml.find("</testcase>", retry));
+    auto failed = xml.find("name=\"post-migrations\"");
+    BOOST_TEST(xml.find("describe job/gitlab-migrations-post-9c0d2e11\n\nThe last failed run. "
+                        "Pod gitlab-migrations-post-9c0d2e11-q8m4z: its log could not be read",
+                        failed) != std::string::npos);
+}
+
+// Given a log tail holding a code fence, then summary.md's fence is longer, so the
+// log cannot end the block and inject Markdown.
+BOOST_AUTO_TEST_CASE(markdown_keeps_log_tails_in_a_fence_they_cannot_close) {
+    std::string md = render_markdown(sample_report());
+    BOOST_TEST(md.find("### Failed runs") != std::string::npos);
+    BOOST_TEST(
+        md.find("````text\n== 20250529 AddIndexToUsers: migrating\n```\nPG::") != std::string::npos,
+        md);
+    BOOST_TEST(md.find("\"users\"\n````\n") != std::string::npos, md);
+}
+
+// Given a failed step, then summary.html names its reason like summary.md, and shows
+// each failed run with its log tail.
+// Given the CI variables of a pipeline, then summary.md, summary.html and
+// annotations.json link the pipeline, the job and the environments, and the unlock
+// hint names the manual unlock job before the CLI.
+BOOST_AUTO_TEST_CASE(reports_link_the_pipeline_and_point_to_the_unlock_job_first) {
+    RunReport r = sample_report();
+    std::string md = render_markdown(r);
+    BOOST_TEST(md.find("[pipeline](https://gitlab.example.com/ops/deploy/-/pipelines/1234) · "
+                       "[job](https://gitlab.example.com/ops/deploy/-/jobs/98765) · "
+                       "[environments](https://gitlab.example.com/ops/deploy/-/environments)") !=
+               std::string::npos);
+    std::string html = render_html(r);
+    BOOST_TEST(html.find("<a href=\"https://gitlab.example.com/ops/deploy/-/environments\">"
+                         "environments</a>") != std::string::npos);
+    for (const std::string& text : {md, html}) {
+        auto job = text.find("run the manual job envgate-unlock-gprd");
+        BOOST_TEST(job != std::string::npos);
+        BOOST_TEST(job < text.find("envgate unlock gprd --reason"));
+    }
+    BOOST_TEST(render_annotations(r).find("\"gprd environment\"") != std::string::npos);
+    r.pipeline_url.reset();
+    r.job_url.reset();
+    r.environments_url.reset();
+    BOOST_TEST(render_markdown(r).find("[pipeline]") == std::string::npos);
+    BOOST_TEST(render_html(r).find("class=\"links\"") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(html_names_the_reason_and_keeps_failed_runs) {
+    std::string html = render_html(sample_report());
+    BOOST_TEST(html.find("<strong>MigrationsJobFailed</strong>: Job failed") != std::string::npos);
+    BOOST_TEST(html.find("badge failed-run") != std::string::npos);
+    BOOST_TEST(html.find("could not obtain lock on relation &quot;users&quot;") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(html_is_self_contained_and_marks_retries_apart) {

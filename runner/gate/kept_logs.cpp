@@ -1,0 +1,139 @@
+#include "runner/gate/kept_logs.h"
+
+#include <fmt/format.h>
+
+#include "gates/failures.h"
+#include "runner/secrets.h"
+
+namespace envgate {
+namespace {
+
+// The first byte at or after `at` that does not continue a UTF-8 sequence.
+std::size_t utf8_start(std::string_view text, std::size_t at) {
+    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) {
+        ++at;
+    }
+    return at;
+}
+
+// Which run of its container `failure` is (1 for the first), from the container's
+// restartCount (the restarts so far: the current run is run restartCount + 1): the run
+// kubectl logs --previous shows is the one before the current, except in back-off
+// (waiting), when no run is current yet. 0 for a pod that failed as a whole (one run per
+// pod), -1 when the pod or container is not listed.
+int container_run(const std::vector<gates::Pod>& pods, const gates::Failure& failure,
+                  gates::Run which) {
+    for (const auto& pod : pods) {
+        if (pod.name != failure.pod) {
+            continue;
+        }
+        if (!failure.container || failure.kind == gates::FailureKind::pod) {
+            return 0;
+        }
+        for (const auto* list : {&pod.containers, &pod.init_containers}) {
+            for (const auto& c : *list) {
+                if (c.name == *failure.container) {
+                    bool before_current = which == gates::Run::previous && !c.state.waiting;
+                    return c.restart_count + (before_current ? 0 : 1);
+                }
+            }
+        }
+    }
+    return -1;
+}
+
+}  // namespace
+
+std::string log_tail(std::string_view text, int max_lines, std::size_t max_bytes) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+        text.remove_suffix(1);
+    }
+    std::size_t start = 0;
+    int lines = 0;
+    for (std::size_t at = text.size(); at > 0; --at) {
+        if (text[at - 1] == '\n' && ++lines == max_lines) {
+            start = at;
+            break;
+        }
+    }
+    if (text.size() - start > max_bytes) {
+        std::size_t cut = text.size() - max_bytes;
+        std::size_t line = text.find('\n', cut);
+        start = line != std::string_view::npos ? line + 1 : utf8_start(text, cut);
+    }
+    return std::string(text.substr(start));
+}
+
+FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
+                          const std::vector<gates::Pod>& pods, const gates::Failure& failure,
+                          const gates::Counts& counts) {
+    FailedRun run;
+    run.attempt = counts.attempt;
+    run.limit = counts.limit;
+    run.at = failure.at;
+    run.pod = failure.pod;
+    run.container = failure.container.value_or("");
+    run.reason = failure.reason;
+    run.exit_code = failure.exit_code;
+    run.description = mask_secrets(gates::describe_failure(failure));
+    std::vector<const gates::Pod*> seen;
+    for (const auto& pod : pods) {
+        seen.push_back(&pod);
+    }
+    gates::Run which = failure.container && failure.kind == gates::FailureKind::restart
+                           ? gates::run_of(seen, failure)
+                           : gates::Run::current;
+    run.container_run = container_run(pods, failure, which);
+    if (failure.container) {
+        run.log_command = gates::logs_command(job.namespace_, job.name, *failure.container, which);
+    }
+    kube::LogOptions options{run.container, which == gates::Run::previous, k_kept_lines};
+    auto text = api.logs(kube::pods(job.namespace_, failure.pod), options);
+    if (!text.is_ok() && text.status().code() == Code::not_found) {
+        run.log_note = mask_secrets(
+            "its log is gone: the pod was deleted before the gate "
+            "could read it (" +
+            text.status().message() + ")");
+        return run;
+    }
+    if (!text.is_ok()) {
+        run.log_note = mask_secrets("its log could not be read: " + text.status().message());
+        return run;
+    }
+    run.log_tail = mask_secrets(log_tail(*text));
+    run.log_note = run.log_tail.empty()
+                       ? std::string("its log is empty")
+                       : fmt::format(
+                             "the last lines of its log (at most {} lines, {} KB), read "
+                             "when the gate saw the failure",
+                             k_kept_lines, k_kept_bytes / 1024);
+    return run;
+}
+
+void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
+                      const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
+                      const gates::GateMemory& before, StepReport& step) {
+    if (verdict.memory.observed_failures <= before.observed_failures || !verdict.last_failure) {
+        return;
+    }
+    FailedRun run = keep_failed_run(api, job, pods, *verdict.last_failure, verdict.counts);
+    if (!step.failed_runs.empty() && step.failed_runs.back().same_run(run)) {
+        return;  // the Job now counts the failed run's pod as failed too: not a new run
+    }
+    run.run = static_cast<int>(step.failed_runs.size()) + 1;
+    std::string where = fmt::format("pod {}{}", run.pod,
+                                    run.container.empty() ? "" : ", container " + run.container);
+    std::string section = fmt::format("{}-failed-run-{}", step.name, run.run);
+    if (run.log_tail.empty()) {
+        log.line(Tone::plain, fmt::format("failed run {} ({}): {}", run.run, where, run.log_note));
+    } else {
+        log.section_start(
+            section, fmt::format("log of failed run {} ({}): {}", run.run, where, run.log_note),
+            true);
+        log.line(Tone::plain, "    " + run.log_tail);
+        log.section_end(section);
+    }
+    step.failed_runs.push_back(std::move(run));
+}
+
+}  // namespace envgate

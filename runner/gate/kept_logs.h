@@ -1,0 +1,42 @@
+// The tail of a failed run's log, kept with the gate's report: read the moment the gate
+// sees the failure (the Job controller deletes a failed pod, and its log with it), cut
+// to the last k_kept_lines lines and k_kept_bytes bytes, masked (runner/secrets.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gates/snapshot.h"
+#include "gates/verdict.h"
+#include "runner/gate/gate_events.h"
+#include "runner/kube/kube_api.h"
+#include "runner/report/job_log.h"
+#include "runner/report/run_report.h"
+
+namespace envgate {
+
+inline constexpr int k_kept_lines = 50;
+inline constexpr std::size_t k_kept_bytes = 8 * 1024;
+
+// The last `max_lines` lines of `text` within its last `max_bytes` bytes, cut at a line
+// start (a single longer line: at a UTF-8 boundary), without the final newline.
+std::string log_tail(std::string_view text, int max_lines = k_kept_lines,
+                     std::size_t max_bytes = k_kept_bytes);
+
+// `failure` (a failed run of Job `job`) with the tail of its log: the container's
+// previous run when it was restarted in place, else its current (terminated) one, as
+// `pods` show it. A log that cannot be read is noted in log_note, never an error.
+FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
+                          const std::vector<gates::Pod>& pods, const gates::Failure& failure,
+                          const gates::Counts& counts);
+
+// When `verdict` counts more failed runs than `before` did and its last failure is not
+// the one kept last, keeps it in `step` (numbered) and prints it to `log`: a line, then
+// its log tail in a collapsed section.
+void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
+                      const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
+                      const gates::GateMemory& before, StepReport& step);
+
+}  // namespace envgate

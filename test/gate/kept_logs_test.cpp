@@ -1,0 +1,192 @@
+// Given a failed run of a gate's Job, then the tail of that run's log is kept: the
+// previous container for an in-place restart, the current one for a container that has
+// not restarted (or a pod that failed as a whole), cut to 50 lines / 8 KB, masked, and
+// printed in a collapsed section; a log that cannot be read is noted, never an error.
+#include <boost/test/unit_test.hpp>
+#include <sstream>
+
+#include "runner/gate/kept_logs.h"
+#include "runner/secrets.h"
+#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+using namespace envgate;
+
+namespace {
+
+const JobIdentity k_job{"migrate-1a2b3c4d", "gitlab", "uid-job"};
+
+// A pod whose container `migrations` failed once and runs again (restarted = true), or
+// failed and was not restarted yet.
+gates::Pod failed_pod(bool restarted) {
+    gates::Pod pod;
+    pod.name = "migrate-1a2b3c4d-x7k2p";
+    pod.namespace_ = "gitlab";
+    pod.uid = "uid-pod";
+    pod.phase = "Running";
+    gates::ContainerStatus c;
+    c.name = "migrations";
+    gates::ContainerTerminated t{1, "Error", "PG::LockNotAvailable", std::nullopt};
+    if (restarted) {
+        c.restart_count = 1;
+        c.state.running = true;
+        c.last_state.terminated = t;
+    } else {
+        c.state.terminated = t;
+    }
+    pod.containers.push_back(c);
+    return pod;
+}
+
+gates::Failure failure_of(const gates::Pod& pod) {
+    return {pod.name, "migrations", gates::FailureKind::restart, "Error",
+            1,        true,         "PG::LockNotAvailable",      std::nullopt};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(kept_logs_suite)
+
+BOOST_AUTO_TEST_CASE(tail_keeps_the_last_lines_within_the_byte_cap) {
+    std::string hundred;
+    for (int i = 1; i <= 100; ++i) {
+        hundred += "line " + std::to_string(i) + "\n";
+    }
+    std::string tail = log_tail(hundred, 50, 8192);
+    BOOST_TEST(tail.substr(0, 8) == "line 51\n");
+    BOOST_TEST(tail.substr(tail.size() - 8) == "line 100");
+    BOOST_TEST(log_tail("a\nb\n", 50, 8192) == "a\nb");
+    // The byte cap cuts at the next line start ...
+    BOOST_TEST(log_tail("aaaa\nbb\ncc\n", 50, 6) == "bb\ncc");
+    // ... and inside one long line at a UTF-8 boundary (é is two bytes).
+    BOOST_TEST(log_tail("x\xc3\xa9yz", 50, 3) == "yz");
+    BOOST_TEST(log_tail("", 50, 8192) == "");
+}
+
+BOOST_AUTO_TEST_CASE(restarted_container_keeps_its_previous_run_masked) {
+    test::FakeKubeApi api;
+    gates::Pod pod = failed_pod(true);
+    clear_secrets();
+    add_secret("s3cr3t-password");
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", true,
+                 "connecting with s3cr3t-password\nPG::LockNotAvailable\n");
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", false, "the new run\n");
+    gates::Counts counts;
+    counts.attempt = 1;
+    counts.limit = 6;
+    FailedRun run = keep_failed_run(api, k_job, {pod}, failure_of(pod), counts);
+    clear_secrets();
+    BOOST_TEST(run.log_tail == "connecting with [MASKED]\nPG::LockNotAvailable");
+    BOOST_TEST(run.attempt == 1);
+    BOOST_TEST(run.limit == 6);
+    BOOST_TEST(run.log_command ==
+               "kubectl -n gitlab logs job/migrate-1a2b3c4d -c migrations --previous");
+    BOOST_TEST(run.description.find("exited 1 (Error)") != std::string::npos, run.description);
+}
+
+BOOST_AUTO_TEST_CASE(container_not_restarted_keeps_its_current_run) {
+    test::FakeKubeApi api;
+    gates::Pod pod = failed_pod(false);
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", false, "the failed run\n");
+    FailedRun run = keep_failed_run(api, k_job, {pod}, failure_of(pod), {});
+    BOOST_TEST(run.log_tail == "the failed run");
+    BOOST_TEST(run.log_command == "kubectl -n gitlab logs job/migrate-1a2b3c4d -c migrations");
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_log_is_noted_not_an_error) {
+    test::FakeKubeApi api;
+    gates::Pod pod = failed_pod(true);
+    FailedRun gone = keep_failed_run(api, k_job, {}, failure_of(pod), {});
+    BOOST_TEST(gone.log_tail.empty());
+    BOOST_TEST(gone.log_note.find("the pod was deleted before the gate could read it") !=
+                   std::string::npos,
+               gone.log_note);
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", true, "boom\n");
+    api.fail_next(Code::transient, "logs");
+    FailedRun refused = keep_failed_run(api, k_job, {pod}, failure_of(pod), {});
+    BOOST_TEST(refused.log_tail.empty());
+    BOOST_TEST(refused.log_note.find("its log could not be read") != std::string::npos,
+               refused.log_note);
+}
+
+// Given a container's failed runs as the kubelet shows them, then each is numbered as
+// the run it was: the previous run of a running container is run restartCount, in
+// back-off (waiting) or not restarted yet its last run is run restartCount + 1.
+BOOST_AUTO_TEST_CASE(numbers_the_container_run_that_failed) {
+    test::FakeKubeApi api;
+    gates::Pod running = failed_pod(true);  // restartCount 1, running again
+    BOOST_TEST(keep_failed_run(api, k_job, {running}, failure_of(running), {}).container_run == 1);
+    gates::Pod waiting = failed_pod(true);
+    waiting.containers[0].state = {};
+    waiting.containers[0].state.waiting = gates::ContainerWaiting{"CrashLoopBackOff", ""};
+    BOOST_TEST(keep_failed_run(api, k_job, {waiting}, failure_of(waiting), {}).container_run == 2);
+    gates::Pod killed = failed_pod(true);  // the Job is failing: the next run was stopped
+    killed.deletion_timestamp = *parse_rfc3339("2026-01-01T00:00:00Z");
+    killed.containers[0].restart_count = 2;
+    killed.containers[0].state = {};
+    killed.containers[0].state.terminated = gates::ContainerTerminated{143, "Error", "", {}};
+    BOOST_TEST(keep_failed_run(api, k_job, {killed}, failure_of(killed), {}).container_run == 2);
+    BOOST_TEST(keep_failed_run(api, k_job, {}, failure_of(killed), {}).container_run == -1);
+}
+
+// Given a verdict that counts a new failed run, then it is kept once, in the step and
+// the log (a collapsed section); the same count again keeps nothing.
+BOOST_AUTO_TEST_CASE(new_failure_is_kept_once_in_step_and_log) {
+    test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
+    test::FakeKubeApi api;
+    std::ostringstream out;
+    LogSettings settings;
+    settings.sections = true;
+    JobLog log(out, clock, settings);
+    gates::Pod pod = failed_pod(true);
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", true, "boom\n");
+    gates::Verdict v;
+    v.memory.observed_failures = 1;
+    v.last_failure = failure_of(pod);
+    StepReport step;
+    step.name = "pre-migrations";
+    keep_new_failure(api, log, k_job, {pod}, v, gates::GateMemory{}, step);
+    keep_new_failure(api, log, k_job, {pod}, v, v.memory, step);
+    BOOST_REQUIRE(step.failed_runs.size() == 1U);
+    BOOST_TEST(step.failed_runs[0].log_tail == "boom");
+    std::string text = out.str();
+    BOOST_TEST(text.find("section_start:") != std::string::npos, text);
+    BOOST_TEST(text.find(":pre-migrations-failed-run-1[collapsed=true]") != std::string::npos,
+               text);
+    BOOST_TEST(text.find("\n    boom\n") != std::string::npos, text);
+    BOOST_TEST(text.find("section_end:") != std::string::npos, text);
+    BOOST_TEST(step.failed_runs[0].run == 1);
+}
+
+// Given the Job counting a failed run's pod as failed too (the count rises again, the
+// last failure is the same container run), then that run is kept once; the container's
+// next failed run is run 2.
+BOOST_AUTO_TEST_CASE(same_failure_counted_twice_is_one_run) {
+    test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
+    test::FakeKubeApi api;
+    std::ostringstream out;
+    JobLog log(out, clock, {});
+    gates::Pod pod = failed_pod(false);
+    gates::Verdict v;
+    v.last_failure = failure_of(pod);
+    StepReport step;
+    step.name = "pre-migrations";
+    gates::GateMemory before;
+    for (int count : {1, 2}) {  // the failed run, then its pod counted by the Job
+        v.memory.observed_failures = count;
+        keep_new_failure(api, log, k_job, {pod}, v, before, step);
+        before = v.memory;
+    }
+    BOOST_TEST(step.failed_runs.size() == 1U);
+    BOOST_TEST(step.failed_runs[0].container_run == 1);
+    pod.containers[0].restart_count = 1;  // restarted, and the next run failed too
+    v.memory.observed_failures = 3;
+    keep_new_failure(api, log, k_job, {pod}, v, before, step);
+    BOOST_REQUIRE(step.failed_runs.size() == 2U);
+    BOOST_TEST(step.failed_runs[1].run == 2);
+    BOOST_TEST(step.failed_runs[1].container_run == 2);
+    BOOST_TEST(step.failed_runs[1].log_note.find("the pod was deleted") != std::string::npos,
+               step.failed_runs[1].log_note);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
