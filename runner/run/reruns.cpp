@@ -5,6 +5,9 @@
 namespace envgate {
 
 std::optional<locks::Transition> latest_unlock(const locks::LockRecord& record) {
+    if (!record.unlocks.empty()) {
+        return record.unlocks.back();  // kept apart: no other transition pushes it out
+    }
     for (auto it = record.history.rbegin(); it != record.history.rend(); ++it) {
         if (it->what == "unlock") {
             return *it;

@@ -15,7 +15,7 @@ namespace envgate {
 // Label on a Job created after an unlock: the unlock's sequence number.
 inline constexpr const char* k_label_unlock = "envgate.dev/unlock";
 
-// The latest unlock in `record`'s history, or nullopt (none, or older than the history).
+// The latest unlock in `record` (its unlock list, else its history), or nullopt.
 std::optional<locks::Transition> latest_unlock(const locks::LockRecord& record);
 
 // `job` named for the runs after `unlock`: its spec hash (and so its name) also hashes

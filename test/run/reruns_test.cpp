@@ -49,6 +49,21 @@ BOOST_AUTO_TEST_CASE(latest_unlock_is_the_newest_in_the_history) {
     BOOST_TEST(!latest_unlock(locks::LockRecord{}).has_value());
 }
 
+// Given 30 pipelines after the unlock (more than the history keeps), then the latest
+// unlock still names the Jobs: it is read from the record's own unlock list.
+BOOST_AUTO_TEST_CASE(latest_unlock_outlives_the_rotating_history) {
+    locks::LockRecord r = unlocked_twice();
+    TimePoint t = *parse_rfc3339("2026-01-01T04:00:00Z");
+    for (int i = 0; i < 30; ++i) {
+        r.record("release", "ops/deploy#" + std::to_string(i + 3), t, "");
+        r.record("acquire", "ops/deploy#" + std::to_string(i + 4), t, "");
+    }
+    auto u = latest_unlock(r);
+    BOOST_REQUIRE(u.has_value());
+    BOOST_TEST(u->who == "bob");
+    BOOST_TEST(u->seq == 6);
+}
+
 BOOST_AUTO_TEST_CASE(jobs_after_an_unlock_have_new_names_stable_for_that_unlock) {
     RenderedJob job = rendered();
     auto bob = *latest_unlock(unlocked_twice());
