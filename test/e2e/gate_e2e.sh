@@ -631,6 +631,7 @@ echo 'shard 1 locked' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; sleep 60")
         "$T/gate.log" >/dev/null || fail "the failure lacks the failed indexes: $(grep '^pre-migrations: failed' "$T/gate.log")"
     log_lacks "$T/gate.log" "2147483647"
     ok "Indexed, backoffLimitPerIndex: counted per index, failed indexes named"
+}
 
 # Events are best effort: with every Event create refused (403, as without RBAC for
 # events), the gate still counts both failed runs, warns once and passes.
