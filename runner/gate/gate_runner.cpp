@@ -75,83 +75,79 @@ GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& cloc
       m_log(log),
       m_events(api, log) {}
 
-Result<json> GateRunner::launch(const RenderedJob& job) {
-    kube::ResourceRef ref = kube::jobs(job.namespace_, job.name);
-    auto created = m_api.create(kube::jobs(job.namespace_), job.object);
-    if (created.is_ok()) {
-        m_log.line(Tone::plain, fmt::format("created Job {}/{}", job.namespace_, job.name));
-        return created;
-    }
-    if (created.status().code() != Code::already_exists) {
-        return created.status();
-    }
-    TRY_ASSIGN(json existing, m_api.get(ref));
-    std::string hash = existing["metadata"]["labels"].value(k_label_spec_hash, "");
-    if (hash != job.spec_hash) {
-        return Status(
-            Code::conflict,
-            fmt::format("Job {}/{} exists but was not made from this manifest (its {} "
-                        "label is \"{}\", this manifest's spec hashes to \"{}\"); delete "
-                        "it or rename the Job in the manifest",
-                        job.namespace_, job.name, k_label_spec_hash, hash, job.spec_hash));
-    }
-    TRY(check_fence(job, existing));
-    m_log.line(Tone::plain,
-               fmt::format("re-attached to Job {}/{} (same spec, created by an earlier run)",
-                           job.namespace_, job.name));
-    return existing;
+namespace {
+
+// How long a pass that would act waits for the watches to agree before it reads.
+constexpr Duration k_settle = std::chrono::milliseconds(200);
+
+// The memory of a first pass that only names the Job: a restart that finds no memory
+// annotations starts from the same.
+gates::GateMemory fresh_memory(const gates::GateMemory& m) {
+    gates::GateMemory fresh;
+    fresh.job_uid = m.job_uid;
+    fresh.job_namespace = m.job_namespace;
+    fresh.job_name = m.job_name;
+    return fresh;
 }
 
-// True when the Job has a Complete or Failed condition that is True.
-static bool job_finished(const json& job) {
-    if (!job.contains("status") || !job["status"].is_object() ||
-        !job["status"].contains("conditions") || !job["status"]["conditions"].is_array()) {
-        return false;
-    }
-    for (const auto& c : job["status"]["conditions"]) {
-        if (c.is_object() && c.contains("type") && c.contains("status") &&
-            (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") {
-            return true;
-        }
-    }
-    return false;
+// Whether a pass evaluated from the watch caches alone may stand: only when it changes
+// nothing the gate keeps or acts on (memory, counts, events, the end). Its words then
+// differ from the last pass's only by what one collection says on its own (a pod's
+// waiting reason, a Job condition), which needs no snapshot of the two together. The
+// first pass may stand when it counts nothing failed: that state was true before any
+// failure (at worst it is the cache lagging, as any watch does).
+bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
+                        const std::optional<gates::Counts>& last) {
+    const bool kept =
+        v.memory == memory || (memory.job_uid.empty() && v.memory == fresh_memory(v.memory));
+    const bool counted =
+        last ? v.counts == *last
+             : v.counts.attempt == 0 && v.counts.restarts == 0 && v.counts.failed_pods == 0;
+    return job && kept && counted && !v.event && v.state != gates::State::succeeded &&
+           v.state != gates::State::failed;
 }
 
-// A Job created under an earlier hold of the lock (a lower envgate.dev/fence) that
-// is still running may still be driven by that holder: it is not adopted as this
-// run's. A finished one is history, and its verdict stands.
-Status GateRunner::check_fence(const RenderedJob& job, const json& existing) {
-    auto token_of = [](const json& object) -> std::optional<long long> {
-        const json* labels = object.contains("metadata") && object["metadata"].contains("labels")
-                                 ? &object["metadata"]["labels"]
-                                 : nullptr;
-        if (labels == nullptr || !labels->is_object() || !labels->contains(k_label_fence) ||
-            !(*labels)[k_label_fence].is_string()) {
-            return std::nullopt;
-        }
-        try {
-            return std::stoll((*labels)[k_label_fence].get<std::string>());
-        } catch (const std::exception&) {
-            return std::nullopt;
-        }
-    };
-    auto ours = token_of(job.object);
-    auto theirs = token_of(existing);
-    if (!ours || !theirs || *theirs >= *ours || job_finished(existing)) {
-        return Status::ok();
-    }
-    return Status(Code::conflict,
-                  fmt::format("Job {}/{} was created under an earlier hold of the lock (fencing "
-                              "token {} < {}) and is still running: it is not adopted. Once "
-                              "it is safe, delete it and rerun: kubectl -n {} delete job {}",
-                              job.namespace_, job.name, *theirs, *ours, job.namespace_, job.name));
-}
+}  // namespace
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
                                              const json& selector, const gates::GateMemory& memory,
-                                             const std::vector<json>& departed) {
+                                             const std::vector<json>& departed, ChangeWatch* watch,
+                                             const std::optional<gates::Counts>& last) {
+    const std::string pods_of = label_selector(selector);
+    if (watch == nullptr) {
+        TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
+        return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
+    }
+    // A change the pass would act on waits a little for the other watch to catch up
+    // (the Job controller writes the Job and the pod within milliseconds): the caches
+    // then overlap and no read is needed.
+    const TimePoint settle_until = m_clock.now() + k_settle;
+    CacheView jobs, pods;
+    while (true) {
+        jobs = watch->view(0);
+        pods = watch->view(1);
+        if (!jobs.usable || !pods.usable) {
+            break;
+        }
+        TRY_ASSIGN(Pass cached,
+                   evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));
+        if (ranges_overlap(jobs, pods) ||
+            cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
+            return cached;
+        }
+        if (!watch->wait(settle_until, settings.pending_signal)) {
+            break;
+        }
+    }
+    TRY_ASSIGN(JobSnapshot snap, cached_job_snapshot(m_api, id, pods_of, jobs, pods));
+    return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
+}
+
+Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& settings,
+                                                       const JobIdentity& id, JobSnapshot snap,
+                                                       const gates::GateMemory& memory,
+                                                       const std::vector<json>& departed) {
     Pass pass;
-    TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, label_selector(selector)));
     pass.job = std::move(snap.job);
     pass.consistent = snap.consistent;
     if (!pass.consistent) {
@@ -185,7 +181,7 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
 }
 
 Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                            gates::GateMemory& memory) {
+                            gates::GateMemory& memory, ChangeWatch* watch) {
     const gates::Verdict& v = pass.verdict;
     // Events are recorded before the memory is saved: a crash in between records them
     // again under the same names, which the API refuses as AlreadyExists.
@@ -206,7 +202,7 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     if (v.event) {
         m_events.record(id, *v.event, v.memory, settings.instance, m_clock.now());
     }
-    if (pass.job && v.memory != memory) {
+    if (pass.job && v.memory != memory && v.memory != fresh_memory(v.memory)) {
         json annotations = json::object();
         for (const auto& [k, value] : gates::memory_annotations(v.memory)) {
             annotations[k] = value;
@@ -215,6 +211,10 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
                                    {{"metadata", {{"annotations", annotations}}}});
         if (!patched.is_ok() && patched.status().code() != Code::not_found) {
             return patched.status();
+        }
+        if (patched.is_ok() && watch != nullptr) {
+            // The watch will deliver this write too: it changes nothing a pass reads.
+            watch->ignore_version((*patched)["metadata"].value("resourceVersion", ""));
         }
     }
     memory = v.memory;
@@ -300,8 +300,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     kube::ReflectorOptions options;
     options.poll_interval = settings.poll_interval;
     ChangeWatch watch(m_watch_api, m_clock, options);
-    Status started =
-        watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name}, deadline);
+    Status started = watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name},
+                                 deadline, ChangeWatch::KeepDeleted::no, counts_alike);
     if (started.is_ok()) {
         started = watch.start(kube::pods(id.namespace_), {label_selector(selector), ""}, deadline,
                               ChangeWatch::KeepDeleted::yes);
@@ -311,6 +311,12 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                                     "); polling every " + format_duration(settings.poll_interval));
     }
     Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
+    ChangeWatch* cache = started.is_ok() ? &watch : nullptr;
+    if (cache != nullptr) {
+        // The first pass evaluates from both caches rather than reading everything.
+        watch.wait_listed(m_clock.now() + std::chrono::seconds(10), settings.pending_signal);
+    }
+    std::optional<gates::Counts> last_counts;  // of the last completed pass
     bool settled = false;
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
@@ -341,7 +347,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
             }
             departed.push_back(std::move(gone));
         }
-        auto pass = observe(settings, id, selector, memory, departed);
+        auto pass = observe(settings, id, selector, memory, departed, cache, last_counts);
         if (pass && !pass->consistent) {
             // The Job kept changing during every pod list: nothing is evaluated; the next
             // change (or resync) tries again, signals and the timeout still apply.
@@ -366,8 +372,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         }
         departed.clear();
         seen_pods = pass->pod_uids;
+        last_counts = pass->verdict.counts;
         report_change(settings, pass->verdict, step);
-        Status kept = remember(settings, id, *pass, memory);
+        Status kept = remember(settings, id, *pass, memory, cache);
         if (!kept.is_ok()) {
             return finish(
                 settings, id, step,

@@ -71,7 +71,14 @@ Result<bool> Reflector::relist(const ChangeCallback& on_change) {
         }
     }
     m_known = std::move(seen);
+    progress(true);
     return false;
+}
+
+void Reflector::progress(bool listed) const {
+    if (m_options.on_progress) {
+        m_options.on_progress(m_resource_version, listed);
+    }
 }
 
 Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change, bool& stopped,
@@ -83,8 +90,9 @@ Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change
     options.resource_version = m_resource_version;
     options.allow_bookmarks = true;
     const auto left = std::chrono::ceil<std::chrono::seconds>(deadline - m_clock.now()).count();
-    options.timeout_seconds =
-        static_cast<int>(std::clamp<long long>(left, 1, m_options.watch_timeout_seconds));
+    const double base = m_options.watch_timeout_seconds;
+    const auto timeout = static_cast<long long>(base + base * m_random.uniform());
+    options.timeout_seconds = static_cast<int>(std::clamp<long long>(left, 1, timeout));
     return m_api.watch(m_collection, options, [&](const WatchEvent& event) {
         ++delivered;
         if (stop_asked()) {
@@ -94,6 +102,7 @@ Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change
             m_resource_version = rv;
         }
         if (event.type == EventType::bookmark) {
+            progress(false);
             return WatchNext::proceed;
         }
         if (event.type == EventType::deleted) {
@@ -105,6 +114,7 @@ Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change
             stopped = true;
             return WatchNext::stop;
         }
+        progress(false);
         return WatchNext::proceed;
     });
 }

@@ -670,4 +670,40 @@ scenario_sigterm_backoff() {
     ok "SIGTERM during API retry back-off: exit 143 in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')s"
 }
 
+# Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
+# evaluates from its watches' caches and reads the API only to settle a change it would
+# act on: a crash loop costs at most 4 requests per failed run (the retry Event and the
+# memory patch are two of them) besides the gate's start, and a quiet Job no read in 35 s
+# (past the 30 s resync). Before issue 16: 60 requests for the 5 runs, 3 reads a resync.
+scenario_request_budget() {
+    local script
+    script=$(job_script budget "sleep 0.5; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/budget.yaml" budget Never 4 "$script"
+    "$KUBESIM" ctl counters --reset >/dev/null
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/budget.yaml" "$NS" "$T/rep")
+    expect_rc 1 "five failed pods past backoffLimit 4"
+    log_has "$T/gate.log" "(pod 5 of 5 failed, 0 left)"
+    local counters total
+    counters=$("$KUBESIM" ctl counters)
+    total=$(jq .total <<<"$counters")
+    echo "crash loop, 5 failed runs: $total requests: $(jq -c .requests <<<"$counters")"
+    # 4 per failed run, and the 5 that start any gate (create, list and watch Job and pods).
+    ((total <= 25)) || fail "$total requests for 5 failed runs, want <= 25 (5 + 4 per failed run)"
+    job_manifest "$T/quiet.yaml" quiet Never 0 "$(job_script quiet 'sleep 1000')"
+    # shellcheck disable=SC2046
+    gate_bg "$T/quiet.log" $(gate_args pre-migrations "$T/quiet.yaml" "$NS" "$T/rep2")
+    wait_for 30 "the quiet gate's running line" grep -q "^pre-migrations: running" "$T/quiet.log"
+    "$KUBESIM" ctl counters --reset >/dev/null
+    sleep 35
+    counters=$("$KUBESIM" ctl counters)
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    echo "quiet Job, 35 s: $(jq -c .requests <<<"$counters")"
+    local reads
+    reads=$(jq '[.requests | to_entries[] | select(.key | test("^(get|list) ")) | .value] | add // 0' <<<"$counters")
+    ((reads == 0)) || fail "$reads reads in 35 s of a quiet Job, want none: $(jq -c .requests <<<"$counters")"
+    ok "request budget: $total requests for 5 failed runs; a quiet Job read nothing in 35 s"
+}
+
 "scenario_$SCENARIO"

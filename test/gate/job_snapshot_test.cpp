@@ -3,6 +3,7 @@
 // failed pod is counted exactly once; a Job that never holds still is given up on after
 // k_max_snapshot_rounds lists, a write of only the pod tallies or annotations does not
 // count as a change, and a Job deleted meanwhile reads as gone.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <functional>
 
@@ -163,6 +164,101 @@ BOOST_AUTO_TEST_CASE(a_job_deleted_during_the_list_is_gone) {
     BOOST_TEST(!snap->job.has_value());
     BOOST_TEST(snap->pods.empty());
     BOOST_TEST(snap->consistent);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// Views of the Seeded objects as if watched: the Job held over [job_from, job_to], the
+// pods over [pods_from, pods_to].
+struct Cached {
+    CacheView jobs, pods;
+    Cached(Seeded& s, std::uint64_t job_from, std::uint64_t job_to, std::uint64_t pods_from,
+           std::uint64_t pods_to) {
+        jobs = {true, job_from, job_to, {*s.api.get(kube::jobs("gitlab", "mig"))}};
+        pods = {true, pods_from, pods_to, {*s.api.get(kube::pods("gitlab", "mig-a"))}};
+    }
+};
+
+long count_verb(const test::FakeKubeApi& api, const std::string& verb) {
+    return std::count_if(api.calls.begin(), api.calls.end(),
+                         [&](const test::FakeCall& c) { return c.verb == verb; });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cached_job_snapshot_suite)
+
+// Given a Job that held over [5, 20] and pods over [10, 30], then the cache is a snapshot
+// as of 10..20 and the API is not asked.
+BOOST_AUTO_TEST_CASE(overlapping_ranges_need_no_request) {
+    Seeded s;
+    Cached c(s, 5, 20, 10, 30);
+    s.api.calls.clear();
+    auto snap = cached_job_snapshot(s.api, s.id, "", c.jobs, c.pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(s.api.calls.empty());
+    BOOST_TEST(failed_pods(*snap) == 1);
+}
+
+// Given pods newer than the Job's cached range (the Job watch has not spoken since), then
+// one GET of the Job; unchanged but for its tallies, it is paired with the cached pods.
+BOOST_AUTO_TEST_CASE(newer_pods_cost_one_get_of_the_job) {
+    Seeded s;
+    Cached c(s, 5, 8, 10, 30);
+    s.api.mutate(kube::jobs("gitlab", "mig"), [](json& j) { j["status"]["ready"] = 1; });
+    s.api.calls.clear();
+    auto snap = cached_job_snapshot(s.api, s.id, "", c.jobs, c.pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(s.api.calls.size() == 1u);
+    BOOST_TEST(count_verb(s.api, "get") == 1);
+    BOOST_TEST((*snap->job)["status"].value("ready", 0) == 1);
+}
+
+// Given pods newer than the cached Job, and the Job meanwhile counted the failed pod (the
+// cached pods still show it with its finalizer), then the GET sees the change and a pod
+// list pairs the new Job with pods of its time: the pod is counted once, not twice.
+BOOST_AUTO_TEST_CASE(a_job_counted_since_its_cache_is_paired_with_a_fresh_list) {
+    Seeded s;
+    Cached c(s, 5, 8, 10, 30);
+    s.count_failed_pod();
+    s.api.calls.clear();
+    auto snap = cached_job_snapshot(s.api, s.id, "", c.jobs, c.pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(count_verb(s.api, "list") == 1);
+    BOOST_TEST(failed_pods(*snap) == 1);
+    BOOST_TEST(snap->pods.at(0)["metadata"]["finalizers"].empty());
+}
+
+// Given a Job newer than the cached pods, then the cached Job stands for the first read:
+// one pod list and one GET, no more.
+BOOST_AUTO_TEST_CASE(a_newer_job_costs_a_list_and_a_get) {
+    Seeded s;
+    Cached c(s, 40, 50, 10, 30);
+    s.api.calls.clear();
+    auto snap = cached_job_snapshot(s.api, s.id, "", c.jobs, c.pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(count_verb(s.api, "list") == 1);
+    BOOST_TEST(count_verb(s.api, "get") == 1);
+    BOOST_TEST(s.api.calls.size() == 2u);
+}
+
+// Given a cache that is not usable (a server whose resourceVersions are not numbers),
+// then the full snapshot is read: GET, list, GET.
+BOOST_AUTO_TEST_CASE(an_unusable_cache_reads_everything) {
+    Seeded s;
+    Cached c(s, 5, 20, 10, 30);
+    c.pods.usable = false;
+    s.api.calls.clear();
+    auto snap = cached_job_snapshot(s.api, s.id, "", c.jobs, c.pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(count_verb(s.api, "get") == 2);
+    BOOST_TEST(count_verb(s.api, "list") == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
