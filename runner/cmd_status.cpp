@@ -157,14 +157,18 @@ int run_status(const StatusOptions& o, Context& ctx) {
         out.push_back(std::move(s));
     }
     TimePoint now = ctx.clock.now();
+    std::vector<GateRuns> gates;
+    if (o.output == "prometheus" && !config->gates.empty()) {
+        gates = read_gate_runs(*config, names, ctx);
+    }
     if (o.output == "prometheus" && !o.textfile.empty()) {
-        Status written = write_file_atomic(o.textfile, render_status_prometheus(out, now));
+        Status written = write_file_atomic(o.textfile, render_status_prometheus(out, gates, now));
         if (!written.is_ok()) {
             ctx.err << "envgate status: " << written.message() << "\n";
             return k_exit_infra;
         }
     } else if (o.output == "prometheus") {
-        ctx.out << render_status_prometheus(out, now);
+        ctx.out << render_status_prometheus(out, gates, now);
     } else if (o.output == "json") {
         ctx.out << render_status_json(out, now).dump(2) << "\n";
     } else {

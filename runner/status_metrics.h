@@ -1,7 +1,8 @@
 // `envgate status --output prometheus`: the locks as Prometheus metrics, in the text
 // exposition format that is also valid OpenMetrics (gauges only, `# EOF` last), for a
 // node-exporter textfile collector or a Pushgateway. Names follow the Prometheus naming
-// conventions (envgate_ prefix, base units, _seconds); labels: environment, state.
+// conventions (envgate_ prefix, base units, _seconds); labels: environment, state, gate,
+// result.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "gates/status.h"
 #include "gates/time.h"
 #include "runner/cmd_status.h"
+#include "runner/status_gates.h"
 
 namespace envgate {
 
@@ -19,6 +21,13 @@ namespace envgate {
 //   envgate_lock_queue_length{environment}     waiters in its queue
 //   envgate_lock_read_success{environment}     0 when the store could not be read
 //   envgate_lock_transitions{environment}      Lease transitions so far (holder changes)
-std::string render_status_prometheus(const std::vector<LockStatus>& locks, TimePoint now);
+// And, with `gates` (environments of a config with gates), each gate's last run:
+//   envgate_gate_last_run_result{environment,gate,result}  1 for running|succeeded|failed
+//   envgate_gate_last_run_duration_seconds{environment,gate}
+//   envgate_gate_last_run_retries{environment,gate}        failed runs it counted
+//   envgate_gate_last_run_start_timestamp_seconds{environment,gate}
+//   envgate_gate_read_success{environment}                 0 when its Jobs could not be listed
+std::string render_status_prometheus(const std::vector<LockStatus>& locks,
+                                     const std::vector<GateRuns>& gates, TimePoint now);
 
 }  // namespace envgate

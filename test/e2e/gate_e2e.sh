@@ -706,4 +706,40 @@ scenario_request_budget() {
     ok "request budget: $total requests for 5 failed runs; a quiet Job read nothing in 35 s"
 }
 
+# Issue 16: `envgate status --output prometheus` reads each gate's last run from its
+# Jobs: after a gate that counted 2 failures and passed, its result, retries and
+# duration are there, and the text passes promtool check metrics.
+scenario_status_prometheus() {
+    command -v promtool >/dev/null || fail "promtool is missing (scripts/install-deps)"
+    crash_then_pass "$T/crash.yaml" crash 2
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")
+    expect_rc 0 "crash twice, then pass"
+    cat >"$T/envgate.yml" <<EOF
+version: 1
+defaults:
+  namespace: $NS
+  lock: { store: file, path: $T/locks }
+environments:
+  - name: e1
+gates:
+  pre-migrations: { job: $T/crash.yaml }
+EOF
+    run_envgate 60 "$T/status.prom" status --config "$T/envgate.yml" --output prometheus
+    expect_rc 0 "status of a free lock and a readable cluster"
+    local lint
+    lint=$(promtool check metrics <"$T/status.prom" 2>&1) || fail "promtool check metrics: $lint"
+    [[ -z $lint ]] || fail "promtool check metrics has remarks: $lint"
+    local g='environment="e1",gate="pre-migrations"'
+    grep -qxF "envgate_gate_last_run_result{$g,result=\"succeeded\"} 1" "$T/status.prom" ||
+        fail "no succeeded result: $(grep last_run_result "$T/status.prom")"
+    grep -qxF "envgate_gate_last_run_retries{$g} 2" "$T/status.prom" ||
+        fail "retries: $(grep last_run_retries "$T/status.prom")"
+    grep -qE "^envgate_gate_last_run_duration_seconds\{$g\} [0-9.e+]+$" "$T/status.prom" ||
+        fail "no duration"
+    grep -qxF 'envgate_gate_read_success{environment="e1"} 1' "$T/status.prom" || fail "gates unread"
+    grep -qxF 'envgate_lock_state{environment="e1",state="free"} 1' "$T/status.prom" || fail "lock"
+    ok "status --output prometheus: the gate's last run (succeeded, 2 retries), promtool clean"
+}
+
 "scenario_$SCENARIO"
