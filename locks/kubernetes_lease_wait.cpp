@@ -3,7 +3,6 @@
 // resourceVersion when the server ends it, each watch asking 5-10 min as client-go's
 // reflector does) instead of re-reading it or opening a watch per wait; the Lease the
 // watch delivered serves the next read.
-#include <charconv>
 #include <condition_variable>
 
 #include "locks/kubernetes_lease_store.h"
@@ -12,30 +11,11 @@
 namespace envgate::locks {
 namespace {
 
-std::string resource_version(const nlohmann::json& lease) {
-    auto meta = lease.find("metadata");
-    if (meta == lease.end() || !meta->is_object()) {
-        return {};
-    }
-    auto rv = meta->find("resourceVersion");
-    return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : std::string();
-}
-
-std::optional<std::uint64_t> number_of(const std::string& version) {
-    std::uint64_t n = 0;
-    const char* end = version.data() + version.size();
-    auto [at, error] = std::from_chars(version.data(), end, n);
-    if (error != std::errc() || at != end || version.empty()) {
-        return std::nullopt;
-    }
-    return n;
-}
-
 // Whether `delivered` is a later version than `known` (what the waiter read or wrote).
 // The API server's resourceVersions are etcd revisions; others are only compared equal.
 bool newer(const std::string& delivered, const std::string& known) {
-    auto d = number_of(delivered);
-    auto k = number_of(known);
+    auto d = kube::resource_version_number(delivered);
+    auto k = kube::resource_version_number(known);
     if (d && k) {
         return *d > *k;
     }
@@ -91,7 +71,7 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
         end = m_api->watch(kube::leases(m_namespace), options, [&](const kube::WatchEvent& e) {
             std::lock_guard lock(f.mutex);
             ++delivered;
-            std::string rv = resource_version(e.object);
+            std::string rv = kube::resource_version_of(e.object);
             if (!rv.empty()) {
                 f.resume = rv;
             }
@@ -181,7 +161,7 @@ Result<WaitEnd> KubernetesLeaseStore::end_of_wait(const std::string& name,
     // Nothing newer than what we know arrived: the Lease is still the one we know,
     // so the next read needs no GET.
     auto it = m_seen.find(name);
-    if (it != m_seen.end() && resource_version(it->second) == version) {
+    if (it != m_seen.end() && kube::resource_version_of(it->second) == version) {
         m_delivered[name] = it->second;
     }
     return WaitEnd::timed_out;

@@ -1,38 +1,9 @@
 #include "runner/gate/change_watch.h"
 
 #include <algorithm>
-#include <charconv>
 #include <utility>
 
 namespace envgate {
-namespace {
-
-std::string key_of(const nlohmann::json& object) {
-    const auto& meta = object.contains("metadata") ? object["metadata"] : nlohmann::json::object();
-    return meta.value("namespace", "") + "/" + meta.value("name", "");
-}
-
-std::string version_of(const nlohmann::json& object) {
-    if (!object.contains("metadata") || !object["metadata"].is_object()) {
-        return "";
-    }
-    return object["metadata"].value("resourceVersion", "");
-}
-
-// The resourceVersion as a number; nullopt when it is not one. The Kubernetes API
-// server's are etcd revisions (one counter for every resource); a server whose are not
-// gets no cached snapshot (CacheView::usable false).
-std::optional<std::uint64_t> number_of(const std::string& version) {
-    std::uint64_t n = 0;
-    const char* end = version.data() + version.size();
-    auto [at, error] = std::from_chars(version.data(), end, n);
-    if (error != std::errc() || at != end || version.empty()) {
-        return std::nullopt;
-    }
-    return n;
-}
-
-}  // namespace
 
 ChangeWatch::ChangeWatch(KubeApiFactory factory, Clock& clock, kube::ReflectorOptions options)
     : m_factory(std::move(factory)), m_clock(clock), m_options(std::move(options)) {}
@@ -43,10 +14,10 @@ ChangeWatch::~ChangeWatch() {
 
 bool ChangeWatch::take(Cache& cache, kube::EventType type, const nlohmann::json& object,
                        KeepDeleted keep) {
-    const std::string version = version_of(object);
-    auto number = number_of(version);
+    const std::string version = kube::resource_version_of(object);
+    auto number = kube::resource_version_number(version);
     cache.ordered = cache.ordered && number.has_value();
-    const std::string key = key_of(object);
+    const std::string key = kube::object_key(object);
     auto known = cache.objects.find(key);
     bool changed = true;
     if (type == kube::EventType::deleted) {
@@ -68,7 +39,7 @@ bool ChangeWatch::take(Cache& cache, kube::EventType type, const nlohmann::json&
 }
 
 void ChangeWatch::advance(Cache& cache, const std::string& resource_version, bool listed) {
-    auto number = number_of(resource_version);
+    auto number = kube::resource_version_number(resource_version);
     cache.ordered = cache.ordered && number.has_value();
     cache.progress = std::max(cache.progress, number.value_or(0));
     if (listed && (cache.unsettled || !cache.listed)) {
