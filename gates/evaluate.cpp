@@ -31,6 +31,16 @@ bool remember_counts(GateMemory& mem, Attempts& a, int failed_pods, int restarts
     return rose;
 }
 
+// True when `newest` is a later run of the container whose failed run `last` was, in the
+// same second: a crash-looping container shows one failed run at a time, and it only
+// moves forward, so under the same key a different exit code or a different message is
+// the next run. (A message missing from a snapshot is not a new run.)
+bool later_run(const Failure& newest, const Failure& last) {
+    return newest.kind == FailureKind::restart && failure_key(newest) == failure_key(last) &&
+           (newest.exit_code != last.exit_code ||
+            (!newest.message.empty() && newest.message != last.message));
+}
+
 void remember_failure(GateMemory& mem, const std::optional<Failure>& newest) {
     if (!newest) {
         return;
@@ -44,7 +54,8 @@ void remember_failure(GateMemory& mem, const std::optional<Failure>& newest) {
         mem.failures_seen.insert(seen, key);
     }
     if (!last || (!same_failure(*newest, *last) &&
-                  (newest->at > last->at || (fresh && newest->at == last->at)))) {
+                  (newest->at > last->at ||
+                   (newest->at == last->at && (fresh || later_run(*newest, *last)))))) {
         mem.last_failure = newest;
     }
 }

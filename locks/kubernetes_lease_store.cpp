@@ -351,6 +351,13 @@ Result<std::string> KubernetesLeaseStore::write(const std::string& name, const L
     }
     if (!written.is_ok()) {
         Code code = written.status().code();
+        if (code == Code::not_found && version.empty()) {
+            return Status(Code::invalid,
+                          "lock " + name + ": the namespace " + m_namespace +
+                              " of the Lease store does not exist (create it, or set "
+                              "lock.namespace in envgate.yml): " +
+                              written.status().message());
+        }
         if (code == Code::already_exists || code == Code::conflict || code == Code::not_found) {
             // Someone created, changed or deleted the Lease since we read it.
             return Status(Code::conflict, "lock " + name + ": " + written.status().message());

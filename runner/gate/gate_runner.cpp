@@ -9,6 +9,7 @@
 #include "gates/evaluate.h"
 #include "gates/memory_json.h"
 #include "runner/exit_status.h"
+#include "runner/gate/gate_pass.h"
 #include "runner/gate/job_snapshot.h"
 
 namespace envgate {
@@ -43,30 +44,10 @@ struct GateRunner::Pass {
     gates::Verdict verdict;
     std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
     bool consistent = true;          // false: no snapshot settled, nothing was evaluated
+    // The pods the Job's status accounts for (active, succeeded, failed): more than this
+    // pass and the watch know means a pod was created and gone between two passes.
+    long long accounted_pods = 0;
 };
-
-namespace {
-
-// A pass that ends the gate failed may have come before the pod watch delivered the
-// deletion of the pod that took the Job past its limit (the Job controller deletes it
-// first, but the two watches race). Worth waiting for when no deletion came with this
-// pass and a pod the previous pass saw is neither listed nor known deleted, or no pod
-// is known at all.
-bool deletion_may_be_in_flight(const std::set<std::string>& before,
-                               const std::set<std::string>& now,
-                               const std::set<std::string>& deleted, bool delivered) {
-    if (delivered) {
-        return false;
-    }
-    if (now.empty() && deleted.empty()) {
-        return true;
-    }
-    return std::any_of(before.begin(), before.end(), [&](const std::string& uid) {
-        return now.count(uid) == 0 && deleted.count(uid) == 0;
-    });
-}
-
-}  // namespace
 
 GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
     : m_api(api),
@@ -77,66 +58,41 @@ GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& cloc
 
 namespace {
 
-// How long a pass that would act waits for the watches to agree before it reads.
-constexpr Duration k_settle = std::chrono::milliseconds(200);
-
-// The memory of a first pass that only names the Job: a restart that finds no memory
-// annotations starts from the same.
-gates::GateMemory fresh_memory(const gates::GateMemory& m) {
-    gates::GateMemory fresh;
-    fresh.job_uid = m.job_uid;
-    fresh.job_namespace = m.job_namespace;
-    fresh.job_name = m.job_name;
-    return fresh;
-}
-
-// Whether a pass evaluated from the watch caches alone may stand: only when it changes
-// nothing the gate keeps or acts on (memory, counts, events, the end). Its words then
-// differ from the last pass's only by what one collection says on its own (a pod's
-// waiting reason, a Job condition), which needs no snapshot of the two together. The
-// first pass may stand when it counts nothing failed: that state was true before any
-// failure (at worst it is the cache lagging, as any watch does).
-bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
-                        const std::optional<gates::Counts>& last) {
-    const bool kept =
-        v.memory == memory || (memory.job_uid.empty() && v.memory == fresh_memory(v.memory));
-    const bool counted =
-        last ? v.counts == *last
-             : v.counts.attempt == 0 && v.counts.restarts == 0 && v.counts.failed_pods == 0;
-    return job && kept && counted && !v.event && v.state != gates::State::succeeded &&
-           v.state != gates::State::failed;
+// Moves the pods the pod watch saw deleted into `deleted` (uids) and `departed`.
+void absorb_deleted(ChangeWatch& watch, std::set<std::string>& deleted,
+                    std::vector<json>& departed) {
+    for (auto& gone : watch.take_deleted()) {
+        if (const auto* meta = gone.contains("metadata") ? &gone["metadata"] : nullptr;
+            meta != nullptr && meta->is_object()) {
+            deleted.insert(meta->value("uid", ""));
+        }
+        departed.push_back(std::move(gone));
+    }
 }
 
 }  // namespace
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
                                              const json& selector, const gates::GateMemory& memory,
-                                             const std::vector<json>& departed, ChangeWatch* watch,
-                                             const std::optional<gates::Counts>& last) {
+                                             ChangeWatch* watch,
+                                             const std::optional<gates::Counts>& last,
+                                             const std::vector<json>& departed) {
     const std::string pods_of = label_selector(selector);
     if (watch == nullptr) {
         TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
-    // A change the pass would act on waits a little for the other watch to catch up
-    // (the Job controller writes the Job and the pod within milliseconds): the caches
-    // then overlap and no read is needed.
-    const TimePoint settle_until = m_clock.now() + k_settle;
-    CacheView jobs, pods;
-    while (true) {
-        jobs = watch->view(0);
-        pods = watch->view(1);
-        if (!jobs.usable || !pods.usable) {
-            break;
-        }
+    // A pass that would act, from caches that may not belong together, reads at once
+    // (as little as they leave open): waiting for the watches to agree would let the
+    // state it saw (a failed pod about to be deleted) pass unevaluated.
+    const CacheView jobs = watch->view(0);
+    const CacheView pods = watch->view(1);
+    if (jobs.usable && pods.usable) {
         TRY_ASSIGN(Pass cached,
                    evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));
         if (ranges_overlap(jobs, pods) ||
             cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
             return cached;
-        }
-        if (!watch->wait(settle_until, settings.pending_signal)) {
-            break;
         }
     }
     TRY_ASSIGN(JobSnapshot snap, cached_job_snapshot(m_api, id, pods_of, jobs, pods));
@@ -174,6 +130,7 @@ Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& se
     }
     std::optional<gates::Job> decoded;
     if (pass.job) {
+        pass.accounted_pods = accounted_pods(*pass.job);
         TRY_ASSIGN(decoded, gates::decode_job_json(*pass.job, "job " + id.name));
     }
     pass.verdict = gates::evaluate(settings.gate, decoded, pods, memory, m_clock.now());
@@ -317,7 +274,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         watch.wait_listed(m_clock.now() + std::chrono::seconds(10), settings.pending_signal);
     }
     std::optional<gates::Counts> last_counts;  // of the last completed pass
-    bool settled = false;
+    // Until when a failed verdict waits for the pod watch to deliver a deletion that may
+    // be in flight (set by the first such pass); each delivered change ends one wait.
+    std::optional<TimePoint> settle_until;
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
@@ -340,14 +299,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         return std::nullopt;
     };
     while (true) {
-        for (auto& gone : watch.take_deleted()) {
-            if (const auto* meta = gone.contains("metadata") ? &gone["metadata"] : nullptr;
-                meta != nullptr && meta->is_object()) {
-                deleted.insert(meta->value("uid", ""));
-            }
-            departed.push_back(std::move(gone));
-        }
-        auto pass = observe(settings, id, selector, memory, departed, cache, last_counts);
+        absorb_deleted(watch, deleted, departed);
+        auto pass = observe(settings, id, selector, memory, cache, last_counts, departed);
         if (pass && !pass->consistent) {
             // The Job kept changing during every pod list: nothing is evaluated; the next
             // change (or resync) tries again, signals and the timeout still apply.
@@ -357,13 +310,18 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
             watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
             continue;
         }
-        if (pass && pass->verdict.state == gates::State::failed && !settled &&
-            deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty())) {
-            // Let the pod watch catch up once (it ends the wait when it delivers), so
-            // the failure names that pod.
-            settled = true;
-            watch.wait(m_clock.now() + std::chrono::milliseconds(500), settings.pending_signal);
-            continue;
+        if (pass && pass->verdict.state == gates::State::failed &&
+            deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty(),
+                                      pass->accounted_pods)) {
+            // Let the pod watch catch up (a wait ends when it delivers anything, a Job
+            // change too), so the failure names that pod; bounded by k_settle_bound.
+            if (!settle_until) {
+                settle_until = m_clock.now() + k_settle_bound;
+            }
+            if (m_clock.now() < *settle_until && settings.pending_signal() == 0) {
+                watch.wait(*settle_until, settings.pending_signal);
+                continue;
+            }
         }
         if (!pass) {
             return finish(settings, id, step,

@@ -6,7 +6,9 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "gates/gate.h"
 #include "runner/gate/change_watch.h"
@@ -51,10 +53,11 @@ class GateRunner {
     // when the list no longer has them).
     // From the watch caches (`watch`, nullptr when not watching) while they answer, with
     // reads where they cannot (job_snapshot.h); `last`: the counts of the last pass.
+    // `departed`: pods deleted since the last pass, as last seen.
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
                          const nlohmann::json& selector, const gates::GateMemory& memory,
-                         const std::vector<nlohmann::json>& departed, ChangeWatch* watch,
-                         const std::optional<gates::Counts>& last);
+                         ChangeWatch* watch, const std::optional<gates::Counts>& last,
+                         const std::vector<nlohmann::json>& departed);
     Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
                                    JobSnapshot snap, const gates::GateMemory& memory,
                                    const std::vector<nlohmann::json>& departed);

@@ -184,6 +184,14 @@ Result<nlohmann::json> HttpKubeApi::create(const ResourceRef& ref, const nlohman
     return call_json({"POST", ref.with_name({}).path(), named.describe(), body_of(object)});
 }
 
+Status HttpKubeApi::create_dry_run(const ResourceRef& ref, const nlohmann::json& object) {
+    const ResourceRef named = ref.with_name(object_name(object));
+    auto answer =
+        call_json({"POST", ref.with_name({}).path() + "?dryRun=All&fieldValidation=Strict",
+                   named.describe() + " (dry run)", body_of(object)});
+    return answer.is_ok() ? Status::ok() : answer.status();
+}
+
 Result<nlohmann::json> HttpKubeApi::update(const ResourceRef& ref, const nlohmann::json& object) {
     return call_json({"PUT", ref.path(), ref.describe(), body_of(object)});
 }

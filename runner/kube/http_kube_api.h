@@ -39,6 +39,7 @@ class HttpKubeApi : public KubeApi {
                  const WatchCallback& on_event) override;
     Result<std::string> logs(const ResourceRef& pod, const LogOptions& options) override;
     void cancel_watches() override;
+    Status create_dry_run(const ResourceRef& ref, const nlohmann::json& object) override;
 
     // How many connections were opened so far (keep-alive reuses one).
     int connections_opened() const { return m_transport->sessions_opened(); }

@@ -107,6 +107,14 @@ class KubeApi {
     // Ends the watches of this client, from another thread, and makes every later call
     // fail with Code::cancelled: how a caller stops the thread that watches for it.
     virtual void cancel_watches() {}
+    // Asks the server to validate and admit `object` as create would, storing nothing
+    // (dryRun=All, fieldValidation=Strict): the preflight before the lock is taken. A
+    // client without a server (a fake) has nothing to ask and accepts.
+    virtual Status create_dry_run(const ResourceRef& ref, const nlohmann::json& object) {
+        (void)ref;
+        (void)object;
+        return Status::ok();
+    }
 };
 
 }  // namespace envgate::kube

@@ -10,6 +10,7 @@
 #include "runner/exit_status.h"
 #include "runner/files.h"
 #include "runner/gate/gate_runner.h"
+#include "runner/run/access_review.h"
 
 namespace envgate {
 namespace {
@@ -98,7 +99,73 @@ int Upgrade::plan() {
         }
         m_kube = std::move(session).value();
     }
+    return preflight();
+}
+
+namespace {
+
+bool is_infra(Code c) {
+    return c == Code::transient || c == Code::timeout || c == Code::io || c == Code::cancelled;
+}
+
+}  // namespace
+
+// What the API would say to each gate's Job, asked before the lock is taken (a server
+// side dry run), and whether the credentials may do what the run will do: a manifest it
+// rejects, missing RBAC, a failing credential plugin, a wrong CA or an unreachable API
+// end the run here, with nothing touched, instead of holding the environment after the
+// lock was taken.
+int Upgrade::preflight() {
+    auto first_gate = std::find_if(m_plan.begin(), m_plan.end(), [](auto& p) { return p.gate; });
+    if (first_gate == m_plan.end()) {
+        return k_exit_success;
+    }
+    if (int code = preflight_access(first_gate->job->namespace_); code != k_exit_success) {
+        return code;
+    }
+    for (const Planned& p : m_plan) {
+        if (!p.gate) {
+            continue;
+        }
+        Status admitted = m_kube->api->create_dry_run(kube::jobs(p.job->namespace_), p.job->object);
+        if (admitted.is_ok() || admitted.code() == Code::already_exists) {
+            continue;  // an existing Job of the same spec is re-attached to
+        }
+        m_ctx.err << "envgate run: preflight, before the lock: " << p.name << " (" << p.file
+                  << "): " << m_log.mask(admitted.message()) << "; nothing was touched\n";
+        return is_infra(admitted.code()) ? k_exit_infra : k_exit_usage;
+    }
     return k_exit_success;
+}
+
+int Upgrade::preflight_access(const std::string& gate_namespace) {
+    std::optional<std::string> lease_namespace;
+    if (m_env.lock.store == LockStoreKind::kubernetes) {
+        lease_namespace = m_env.lock.namespace_;
+    }
+    auto denied = denied_needs(*m_kube->api, run_access_needs(gate_namespace, lease_namespace));
+    if (!denied) {
+        m_ctx.err << "envgate run: preflight, before the lock: access review: "
+                  << m_log.mask(denied.status().message()) << "; nothing was touched\n";
+        return is_infra(denied.status().code()) ? k_exit_infra : k_exit_usage;
+    }
+    std::string missing;
+    for (const AccessNeed& need : *denied) {
+        if (!need.required) {
+            m_log.line(Tone::retrying, "warning: preflight: the credentials may not " +
+                                           describe_need(need) +
+                                           "; the gate's Events will not be recorded");
+            continue;
+        }
+        missing += (missing.empty() ? "" : ", ") + describe_need(need);
+    }
+    if (missing.empty()) {
+        return k_exit_success;
+    }
+    m_ctx.err << "envgate run: preflight, before the lock: the credentials may not " << missing
+              << " (RBAC); nothing was touched. Check with: kubectl auth can-i --list -n "
+              << gate_namespace << "\n";
+    return k_exit_usage;
 }
 
 int Upgrade::run_shell_step(const Planned& p, StepReport& step) {

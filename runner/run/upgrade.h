@@ -48,8 +48,9 @@ class Upgrade {
     Upgrade(const Config& config, const Environment& env, Context& ctx, JobLog& log,
             ProcessRunner& processes, UpgradeSettings settings);
 
-    // Runs the whole upgrade and returns the exit status. Bad manifests and an
-    // unreachable cluster end it (2, 4) before any lock is touched.
+    // Runs the whole upgrade and returns the exit status. Bad manifests, Jobs the API
+    // would reject (a server-side dry run) and an unreachable cluster end it (2, 4)
+    // before any lock is touched.
     int run();
     const RunReport& report() const { return m_report; }
 
@@ -63,6 +64,8 @@ class Upgrade {
         Duration timeout{};
     };
     int plan();
+    int preflight();
+    int preflight_access(const std::string& gate_namespace);
     int lock();
     int run_steps();
     int run_planned(const Planned& p, StepReport& step);

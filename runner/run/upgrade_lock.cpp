@@ -47,6 +47,7 @@ int Upgrade::lock() {
         step.state = StepState::failed;
         step.reason = "LockStoreError";
         step.message = got.status().message();
+        m_log.line(Tone::failed, "lock " + m_env.name + ": " + m_log.mask(step.message));
         return exit_for(got.status());
     }
     fill_lock_report(got->record);

@@ -151,16 +151,51 @@ scenario_lock_held() {
     ok "lock held after a failure: --wait-timeout 2s -> exit 3, unlock command printed"
 }
 
-# A bearer token (kubesim --tls) and a value of a variable named in ENVGATE_SECRET_VARS are
-# planted where envgate sees them: the secret in the Job's env (termination message and
-# logs) and in the deploy step's output, the token in the step's output too. Neither may
-# appear in any output or report file.
+# Preflight: a gate Job the API rejects (a misspelt field, refused by the server-side
+# dry run) and an unreachable API end the run before the lock is taken: exit 2 and 4,
+# nothing created, the lock never written, so no unlock is needed.
+scenario_preflight() {
+    ok_job pre
+    job_manifest "$T/post.yaml" post OnFailure 2 "$(job_script post 'echo post')" \
+        "  backofLimit: 3"
+    write_config 'echo deploying'
+    run_envgate 60 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
+    expect_rc 2 "a post-migrations Job the API rejects"
+    log_has "$T/run.log" "preflight, before the lock: post-migrations ($T/post.yaml)"
+    log_has "$T/run.log" "backofLimit"
+    log_has "$T/run.log" "nothing was touched"
+    log_lacks "$T/run.log" "deploying"
+    [[ ! -e $T/locks/e1.json ]] || fail "the lock was written: $(cat "$T/locks/e1.json")"
+    [[ -z $(jobs_in "$NS") ]] || fail "Jobs were created: $(jobs_in "$NS" | tr '\n' ' ')"
+    ok_job post
+    sed "s|server: .*|server: http://127.0.0.1:1|" "$KUBECONFIG" >"$T/unreachable.kubeconfig"
+    run_envgate 120 "$T/run2.log" run --env e1 --config "$CFG" --report-dir "$T/rep2" \
+        --kubeconfig "$T/unreachable.kubeconfig"
+    expect_rc 4 "an unreachable API"
+    log_has "$T/run2.log" "preflight, before the lock"
+    [[ ! -e $T/locks/e1.json ]] || fail "the lock was written with the API unreachable"
+    if [[ $CLUSTER == controlplane ]]; then
+        # A user without RBAC bindings: the access review names what it may not do.
+        cp "$KUBECONFIG" "$T/restricted.kubeconfig"
+        KUBECONFIG=$T/restricted.kubeconfig "${K[@]}" config use-context controlplane-restricted >/dev/null
+        run_envgate 60 "$T/run3.log" run --env e1 --config "$CFG" --report-dir "$T/rep3" \
+            --kubeconfig "$T/restricted.kubeconfig"
+        expect_rc 2 "credentials without RBAC"
+        log_has "$T/run3.log" "the credentials may not create jobs.batch in namespace $NS"
+        log_has "$T/run3.log" "get pods/log in namespace $NS"
+        log_has "$T/run3.log" "kubectl auth can-i --list -n $NS"
+        [[ ! -e $T/locks/e1.json ]] || fail "the lock was written without RBAC"
+        [[ -z $(jobs_in "$NS") ]] || fail "Jobs were created without RBAC"
+    fi
+    ok "preflight: a rejected Job exits 2, an unreachable API 4 (and no RBAC 2), before the lock, nothing created"
+}
+
 # write_store_config STORE DEPLOY_COMMAND: write_config with the lock in STORE (file, or
-# kubernetes: Leases in the namespace envgate-locks).
+# kubernetes: Leases in the namespace of the test, which exists on both clusters).
 write_store_config() {
     write_config "$2"
     if [[ $1 == kubernetes ]]; then
-        sed -i "s|lock: { store: file, path: $T/locks, on_failure: hold }|lock: { store: kubernetes, namespace: envgate-locks, on_failure: hold }|" "$CFG"
+        sed -i "s|lock: { store: file, path: $T/locks, on_failure: hold }|lock: { store: kubernetes, namespace: $NS, on_failure: hold }|" "$CFG"
     fi
 }
 
@@ -170,6 +205,10 @@ write_store_config() {
 # failure carries them into the lock record, the Events and the reports. Then no
 # output, report, lock record (file or Lease) or object in the cluster (Jobs, Events,
 # Leases) holds any of them; and ${CI_JOB_TOKEN} in a manifest is refused, not expanded.
+# A bearer token (kubesim --tls) and a value of a variable named in ENVGATE_SECRET_VARS are
+# planted where envgate sees them: the secret in the Job's env (termination message and
+# logs) and in the deploy step's output, the token in the step's output too. Neither may
+# appear in any output or report file.
 scenario_secrets() {
     local token
     token=$(sed -nE 's/^ *token: *"?([^" ]+)"?.*/\1/p' "$KUBECONFIG" | head -1)

@@ -598,6 +598,32 @@ BOOST_AUTO_TEST_CASE(a_failure_not_seen_before_wins_a_timestamp_tie) {
     BOOST_TEST((both_again.memory == both.memory));
 }
 
+// Given an OnFailure container whose runs 2 and 3 failed in the same second (a fast
+// crash loop; API timestamps have whole seconds), when a pass sees run 2 and the next
+// sees run 3, then the second names run 3 (the key of both is the same container), and a
+// snapshot that lost run 3's message does not bring run 2 back.
+BOOST_AUTO_TEST_CASE(a_later_run_in_the_same_second_is_the_last_failure) {
+    Job onfailure = job("OnFailure", 6);
+    Pod run2 = with_containers(pod("p"), {crashloop("migrations", 2, 1, "run 2 failed")});
+    Verdict first = evaluate(Gate::pre_migrations, onfailure, {run2}, GateMemory{}, k_now);
+    BOOST_REQUIRE(first.last_failure);
+    BOOST_TEST(first.last_failure->message == "run 2 failed");
+    Pod run3 = with_containers(pod("p"), {crashloop("migrations", 3, 1, "run 3 failed")});
+    Verdict second = evaluate(Gate::pre_migrations, onfailure, {run3}, first.memory, k_now);
+    BOOST_REQUIRE(second.last_failure);
+    BOOST_TEST(second.last_failure->message == "run 3 failed");
+    BOOST_TEST(second.counts.attempt == first.counts.attempt + 1);
+    BOOST_TEST(second.progressing.message.find("run 3 failed") != std::string::npos);
+    Pod exit2 = with_containers(pod("p"), {crashloop("migrations", 4, 2, "")});
+    Verdict third = evaluate(Gate::pre_migrations, onfailure, {exit2}, second.memory, k_now);
+    BOOST_REQUIRE(third.last_failure);
+    BOOST_TEST(third.last_failure->exit_code.value_or(0) == 2);
+    Pod lost = with_containers(pod("p"), {crashloop("migrations", 4, 2, "")});
+    lost.containers[0].last_state.terminated->message.clear();
+    Verdict again = evaluate(Gate::pre_migrations, onfailure, {lost}, third.memory, k_now);
+    BOOST_TEST((again.last_failure == third.last_failure));
+}
+
 // Given more than 8 pods evicted in the same second (a node drain), then the last listed
 // is the last failure, no key per tied pod is remembered, and a second look changes
 // nothing: the work per pass and the annotation stay bounded.
