@@ -82,20 +82,19 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
-    // A pass that would act, from caches that may not belong together, reads at once
-    // (as little as they leave open): waiting for the watches to agree would let the
-    // state it saw (a failed pod about to be deleted) pass unevaluated.
+    // A pass from the caches stands when it changes nothing the gate keeps or acts on;
+    // one that would act reads a fresh snapshot at once (GET, list, GET), so every
+    // count, event and memory write comes from the API's own consistent reads.
     const CacheView jobs = watch->view(0);
     const CacheView pods = watch->view(1);
     if (jobs.usable && pods.usable) {
         TRY_ASSIGN(Pass cached,
                    evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));
-        if (ranges_overlap(jobs, pods) ||
-            cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
+        if (cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
             return cached;
         }
     }
-    TRY_ASSIGN(JobSnapshot snap, cached_job_snapshot(m_api, id, pods_of, jobs, pods));
+    TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
     return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
 }
 

@@ -1,7 +1,5 @@
 #include "runner/gate/job_snapshot.h"
 
-#include <map>
-
 namespace envgate {
 namespace {
 
@@ -32,18 +30,6 @@ json counted_part(const json& job) {
         status.erase(tally);
     }
     return {{"spec", job.value("spec", json::object())}, {"status", std::move(status)}};
-}
-
-// The same objects at the same resourceVersions: nothing was written to any of them.
-bool same_versions(const std::vector<json>& a, const std::vector<json>& b) {
-    auto versions = [](const std::vector<json>& objects) {
-        std::map<std::string, std::string> out;
-        for (const auto& o : objects) {
-            out[o.at("metadata").value("uid", "")] = version_of(o);
-        }
-        return out;
-    };
-    return a.size() == b.size() && versions(a) == versions(b);
 }
 
 }  // namespace
@@ -90,47 +76,6 @@ JobSnapshot as_cached(const JobIdentity& id, const CacheView& jobs, const CacheV
         }
     }
     return snap;
-}
-
-bool ranges_overlap(const CacheView& jobs, const CacheView& pods) {
-    return jobs.usable && pods.usable && jobs.valid_from <= pods.progress &&
-           pods.valid_from <= jobs.progress;
-}
-
-Result<JobSnapshot> cached_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
-                                        const std::string& label_selector, const CacheView& jobs,
-                                        const CacheView& pods) {
-    std::optional<json> cached = as_cached(id, jobs, pods).job;
-    const bool usable = jobs.usable && pods.usable && cached;
-    if (usable && ranges_overlap(jobs, pods)) {
-        return JobSnapshot{std::move(cached), pods.objects, true, 0};
-    }
-    if (usable && jobs.valid_from <= pods.progress) {
-        TRY_ASSIGN(std::optional<json> now, read_job(api, id));
-        if (!now) {
-            return JobSnapshot{std::nullopt, {}, true, 0};
-        }
-        if (counts_alike(*cached, *now)) {
-            return JobSnapshot{std::move(now), pods.objects, true, 0};
-        }
-        return read_job_snapshot(api, id, label_selector, k_max_snapshot_rounds, std::move(now));
-    }
-    if (usable && pods.valid_from <= jobs.progress) {
-        TRY_ASSIGN(auto list, api.list(kube::pods(id.namespace_), {label_selector, ""}));
-        if (same_versions(list.items, pods.objects)) {
-            return JobSnapshot{std::move(cached), std::move(list.items), true, 0};
-        }
-        TRY_ASSIGN(std::optional<json> now, read_job(api, id));
-        if (now && counts_alike(*cached, *now)) {
-            return JobSnapshot{std::move(now), std::move(list.items), true, 0};
-        }
-        if (!now) {
-            return JobSnapshot{std::nullopt, {}, true, 0};
-        }
-        return read_job_snapshot(api, id, label_selector, k_max_snapshot_rounds, std::move(now));
-    }
-    return read_job_snapshot(api, id, label_selector, k_max_snapshot_rounds,
-                             usable ? std::move(cached) : std::nullopt);
 }
 
 }  // namespace envgate

@@ -49,24 +49,4 @@ bool counts_alike(const nlohmann::json& before, const nlohmann::json& after);
 // two belong together (`consistent` says nothing here).
 JobSnapshot as_cached(const JobIdentity& id, const CacheView& jobs, const CacheView& pods);
 
-// Whether the two cached ranges overlap: the cache is then a consistent snapshot.
-bool ranges_overlap(const CacheView& jobs, const CacheView& pods);
-
-// The same snapshot from what the watches cached (`jobs`: the Job's, `pods`: its pods'),
-// reading the API only as far as the cache cannot tell that the two belong together.
-// A Job held still over [jobs.valid_from, jobs.progress] and the pods over
-// [pods.valid_from, pods.progress] (resourceVersions, one counter for all resources):
-//   * the two ranges overlap: the cache is a snapshot as of a resourceVersion in both,
-//     no request;
-//   * the pods are newer (the Job's range starts before pods.progress but ends before the
-//     pods' starts): one GET of the Job; a Job that counts alike still held at
-//     pods.progress, which came before the GET;
-//   * the Job is newer: one pod list; pods listed as cached (the same objects at the
-//     same versions) held from pods.valid_from to the list, which came after the Job's
-//     range began; else a GET of the Job too, paired with the list if it counts alike;
-//   * otherwise (a cache is unusable, the Job changed meanwhile): read_job_snapshot.
-Result<JobSnapshot> cached_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
-                                        const std::string& label_selector, const CacheView& jobs,
-                                        const CacheView& pods);
-
 }  // namespace envgate
