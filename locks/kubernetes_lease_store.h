@@ -5,10 +5,11 @@
 // version = metadata.resourceVersion; every write is a create (409 AlreadyExists)
 // or a PUT carrying the version read (409 Conflict), both Code::conflict. Each new
 // history entry is also posted as a core v1 Event on the Lease, best effort. A
-// waiter blocks in wait_for_change on a watch of its Lease from the version it read
-// (on a thread of its own when the wait can be interrupted by a signal).
+// waiter blocks in wait_for_change on one long-lived watch of its Lease per process
+// (a thread per lock, started by the first wait from the version it read).
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,10 +28,24 @@ inline constexpr const char* k_lease_prefix = "envgate-";
 inline constexpr const char* k_lock_label = "envgate.dev/lock";
 inline constexpr const char* k_record_annotation = "envgate.dev/record";
 
+// One long-lived watch of one Lease, shared with the thread that runs it.
+struct LeaseFollower {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::string resume;                   // where the next watch starts (events and bookmarks)
+    std::string version;                  // of the newest Lease event delivered ("" before any)
+    std::optional<nlohmann::json> lease;  // that Lease; nullopt after DELETED
+    bool ended = false;                   // the thread stopped: `status` says why
+    Status status;
+    bool stopping = false;
+    int watches = 0;
+    std::thread thread;
+};
+
 class KubernetesLeaseStore : public LockStore {
   public:
     KubernetesLeaseStore(std::shared_ptr<kube::KubeApi> api, std::string namespace_name);
-    // Ends a watch left running by an interrupted wait (cancel_watches on the client).
+    // Ends the Lease watches (cancel_watches on the client) and joins their threads.
     ~KubernetesLeaseStore() override;
     KubernetesLeaseStore(const KubernetesLeaseStore&) = delete;
     KubernetesLeaseStore& operator=(const KubernetesLeaseStore&) = delete;
@@ -44,9 +59,14 @@ class KubernetesLeaseStore : public LockStore {
     Result<std::vector<std::string>> list() override;
     std::string describe() const override;
 
+    // Watch requests opened so far by the waits (for tests and benchmarks).
+    int watches_opened() const;
+
   private:
     kube::ResourceRef lease_ref(const std::string& name) const;
     Result<nlohmann::json> fetch(const std::string& name);
+    LeaseFollower& follower(const std::string& name, const std::string& version);
+    void follow(LeaseFollower& f, const std::string& name);
     Result<WaitEnd> end_of_wait(const std::string& name, const std::string& version,
                                 const Status& watched,
                                 const std::optional<kube::WatchEvent>& event);
@@ -62,7 +82,8 @@ class KubernetesLeaseStore : public LockStore {
     std::mutex m_mutex;
     std::map<std::string, nlohmann::json> m_seen;       // lock -> Lease last read or written
     std::map<std::string, nlohmann::json> m_delivered;  // lock -> Lease a watch delivered
-    std::thread m_abandoned;  // the watch of an interrupted wait, still running
+    // lock -> its watch; only the thread that calls wait_for_change touches the map.
+    std::map<std::string, std::unique_ptr<LeaseFollower>> m_followers;
 };
 
 // The name of the Lease that stores lock `lock`: "envgate-<lock>".

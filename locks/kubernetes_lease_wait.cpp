@@ -1,94 +1,145 @@
-// KubernetesLeaseStore::wait_for_change: a waiter blocks on a watch of its one Lease
-// instead of re-reading it, and the Lease the watch delivers serves the next read.
+// KubernetesLeaseStore::wait_for_change: a waiter blocks on one long-lived watch of its
+// Lease (a LeaseFollower per lock, started by the first wait, resumed from the last
+// resourceVersion when the server ends it, each watch asking 5-10 min as client-go's
+// reflector does) instead of re-reading it or opening a watch per wait; the Lease the
+// watch delivered serves the next read.
 #include <condition_variable>
 
 #include "locks/kubernetes_lease_store.h"
+#include "runner/kube/retry.h"
 
 namespace envgate::locks {
 namespace {
 
-std::string resource_version(const nlohmann::json& lease) {
-    auto meta = lease.find("metadata");
-    if (meta == lease.end() || !meta->is_object()) {
-        return {};
+// Whether `delivered` is a later version than `known` (what the waiter read or wrote).
+// The API server's resourceVersions are etcd revisions; others are only compared equal.
+bool newer(const std::string& delivered, const std::string& known) {
+    auto d = kube::resource_version_number(delivered);
+    auto k = kube::resource_version_number(known);
+    if (d && k) {
+        return *d > *k;
     }
-    auto rv = meta->find("resourceVersion");
-    return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : std::string();
+    return delivered != known;
 }
 
 }  // namespace
 
-// What one watch of a Lease saw, shared with the thread that runs it.
-struct LeaseWatch {
-    std::mutex mutex;
-    std::condition_variable done_cv;
-    bool done = false;
-    Status status;
-    std::optional<kube::WatchEvent> event;
-};
-
 KubernetesLeaseStore::~KubernetesLeaseStore() {
-    if (m_abandoned.joinable()) {
+    for (auto& [name, follower] : m_followers) {
+        std::lock_guard lock(follower->mutex);
+        follower->stopping = true;
+        follower->cv.notify_all();
+    }
+    if (!m_followers.empty()) {
         m_api->cancel_watches();
-        m_abandoned.join();
+    }
+    for (auto& [name, follower] : m_followers) {
+        if (follower->thread.joinable()) {
+            follower->thread.join();
+        }
     }
 }
 
-// A watch of this one Lease (fieldSelector metadata.name) from `version`, so every
-// write after our read is delivered, ending at its first event (kept for the next
-// read). A watch lasts whole seconds (timeoutSeconds): a shorter wait is left to the
-// caller's polling. With `interrupted`, the watch runs on a thread and the caller
-// looks at `interrupted` every 100 ms (a signal does not end a blocking read of the
-// stream); an interrupted wait leaves the watch to end by itself (or in ~).
+int KubernetesLeaseStore::watches_opened() const {
+    int total = 0;
+    for (const auto& [name, follower] : m_followers) {
+        std::lock_guard lock(follower->mutex);
+        total += follower->watches;
+    }
+    return total;
+}
+
+// Watches the Lease from `version` until stopped, a 410 Gone (the waiter re-reads and
+// the next wait starts afresh) or an error; a normal end of a watch resumes it.
+void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
+    kube::Random random;
+    Status end;
+    for (;;) {
+        kube::WatchOptions options;
+        options.field_selector = "metadata.name=" + lease_name(name);
+        options.allow_bookmarks = true;
+        options.timeout_seconds = static_cast<int>(300 + 300 * random.uniform());
+        {
+            std::lock_guard lock(f.mutex);
+            if (f.stopping) {
+                break;
+            }
+            options.resource_version = f.resume;  // empty: the Lease, if any, comes as ADDED
+            ++f.watches;
+        }
+        int delivered = 0;
+        end = m_api->watch(kube::leases(m_namespace), options, [&](const kube::WatchEvent& e) {
+            std::lock_guard lock(f.mutex);
+            ++delivered;
+            std::string rv = kube::resource_version_of(e.object);
+            if (!rv.empty()) {
+                f.resume = rv;
+            }
+            if (e.type != kube::EventType::bookmark) {
+                f.version = rv;
+                f.lease =
+                    e.type == kube::EventType::deleted ? std::nullopt : std::optional(e.object);
+                f.cv.notify_all();
+            }
+            return f.stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
+        });
+        if (!end.is_ok()) {
+            break;
+        }
+        if (delivered == 0) {  // a server that ends watches at once is not asked in a loop
+            std::unique_lock lock(f.mutex);
+            f.cv.wait_for(lock, std::chrono::seconds(1), [&] { return f.stopping; });
+        }
+    }
+    std::lock_guard lock(f.mutex);
+    f.ended = true;
+    f.status = end;
+    f.cv.notify_all();
+}
+
+LeaseFollower& KubernetesLeaseStore::follower(const std::string& name, const std::string& version) {
+    auto& slot = m_followers[name];
+    if (slot) {
+        std::unique_lock lock(slot->mutex);
+        if (!slot->ended) {
+            return *slot;
+        }
+        lock.unlock();
+        slot->thread.join();
+    }
+    slot = std::make_unique<LeaseFollower>();
+    slot->resume = version;
+    LeaseFollower* f = slot.get();
+    slot->thread = std::thread([this, f, name] { follow(*f, name); });
+    return *slot;
+}
+
+// Waits until the follower delivers a Lease newer than `version`, `max_wait` passes,
+// or `interrupted` says so (looked at every 100 ms: a signal does not wake a wait).
 Result<WaitEnd> KubernetesLeaseStore::wait_for_change(const std::string& name,
                                                       const std::string& version, Duration max_wait,
                                                       const std::function<bool()>& interrupted) {
     TRY(check_lock_name(name));
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(max_wait).count();
-    if (seconds < 1) {
-        return WaitEnd::unwatched;
-    }
-    if (m_abandoned.joinable()) {
-        m_abandoned.join();
-    }
-    kube::WatchOptions options;
-    options.field_selector = "metadata.name=" + lease_name(name);
-    options.resource_version = version;  // empty: the Lease, if any, comes as ADDED
-    options.allow_bookmarks = false;
-    options.timeout_seconds = static_cast<int>(std::min<std::int64_t>(seconds, 300));
-    auto watch = std::make_shared<LeaseWatch>();
-    auto run = [api = m_api, ref = kube::leases(m_namespace), options, watch] {
-        std::optional<kube::WatchEvent> first;
-        Status watched = api->watch(ref, options, [&](const kube::WatchEvent& e) {
-            if (e.type == kube::EventType::bookmark) {
-                return kube::WatchNext::proceed;
-            }
-            first = e;
-            return kube::WatchNext::stop;
-        });
-        std::lock_guard lock(watch->mutex);
-        watch->status = watched;
-        watch->event = std::move(first);
-        watch->done = true;
-        watch->done_cv.notify_all();
-    };
-    if (!interrupted) {
-        run();
-        return end_of_wait(name, version, watch->status, watch->event);
-    }
-    std::thread thread(run);
-    std::unique_lock lock(watch->mutex);
-    while (!watch->done) {
-        watch->done_cv.wait_for(lock, std::chrono::milliseconds(100));
-        if (!watch->done && interrupted()) {
+    LeaseFollower& f = follower(name, version);
+    const auto until = std::chrono::steady_clock::now() + max_wait;
+    std::unique_lock lock(f.mutex);
+    while (!f.ended && !(!f.version.empty() && newer(f.version, version))) {
+        if (std::chrono::steady_clock::now() >= until || (interrupted && interrupted())) {
             lock.unlock();
-            m_abandoned = std::move(thread);
-            return WaitEnd::timed_out;  // the caller looks at why
+            return end_of_wait(name, version, Status::ok(), std::nullopt);
         }
+        f.cv.wait_for(lock, std::chrono::milliseconds(100));
     }
+    if (!f.version.empty() && newer(f.version, version)) {
+        std::optional<kube::WatchEvent> event =
+            kube::WatchEvent{f.lease ? kube::EventType::modified : kube::EventType::deleted,
+                             f.lease.value_or(nlohmann::json::object())};
+        lock.unlock();
+        return end_of_wait(name, version, Status::ok(), event);
+    }
+    Status status = f.status;
     lock.unlock();
-    thread.join();
-    return end_of_wait(name, version, watch->status, watch->event);
+    return end_of_wait(name, version, status, std::nullopt);
 }
 
 Result<WaitEnd> KubernetesLeaseStore::end_of_wait(const std::string& name,
@@ -107,10 +158,10 @@ Result<WaitEnd> KubernetesLeaseStore::end_of_wait(const std::string& name,
     if (!watched.is_ok()) {
         return watched.with_context("lock " + name);
     }
-    // The server ended the watch (timeoutSeconds) with nothing to say: the Lease is
-    // still the one we know, so the next read needs no GET.
+    // Nothing newer than what we know arrived: the Lease is still the one we know,
+    // so the next read needs no GET.
     auto it = m_seen.find(name);
-    if (it != m_seen.end() && resource_version(it->second) == version) {
+    if (it != m_seen.end() && kube::resource_version_of(it->second) == version) {
         m_delivered[name] = it->second;
     }
     return WaitEnd::timed_out;

@@ -141,9 +141,12 @@ Handler define_unlock(CLI::App& app) {
 Handler define_status(CLI::App& app) {
     auto o = std::make_shared<StatusOptions>();
     app.add_option("env", o->env, "one environment (default: every lock)");
-    app.add_option("-o,--output", o->output, "text | json")
-        ->check(CLI::IsMember({"text", "json"}))
+    app.add_option("-o,--output", o->output, "text | json | prometheus")
+        ->check(CLI::IsMember({"text", "json", "prometheus"}))
         ->capture_default_str();
+    app.add_option("--textfile", o->textfile,
+                   "with --output prometheus: replace this .prom file atomically (for a "
+                   "node-exporter textfile collector) instead of printing");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
     return [o](Context& ctx) { return run_status(*o, ctx); };
 }

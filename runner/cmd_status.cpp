@@ -9,6 +9,8 @@
 #include "runner/cmd_unlock.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
+#include "runner/files.h"
+#include "runner/status_metrics.h"
 
 namespace envgate {
 namespace {
@@ -111,8 +113,12 @@ nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoin
 }
 
 int run_status(const StatusOptions& o, Context& ctx) {
-    if (o.output != "text" && o.output != "json") {
-        ctx.err << "envgate status: --output must be text or json\n";
+    if (o.output != "text" && o.output != "json" && o.output != "prometheus") {
+        ctx.err << "envgate status: --output must be text, json or prometheus\n";
+        return k_exit_usage;
+    }
+    if (!o.textfile.empty() && o.output != "prometheus") {
+        ctx.err << "envgate status: --textfile needs --output prometheus\n";
         return k_exit_usage;
     }
     auto config = load_config(o.config_path);
@@ -151,7 +157,19 @@ int run_status(const StatusOptions& o, Context& ctx) {
         out.push_back(std::move(s));
     }
     TimePoint now = ctx.clock.now();
-    if (o.output == "json") {
+    std::vector<GateRuns> gates;
+    if (o.output == "prometheus" && !config->gates.empty()) {
+        gates = read_gate_runs(*config, names, ctx);
+    }
+    if (o.output == "prometheus" && !o.textfile.empty()) {
+        Status written = write_file_atomic(o.textfile, render_status_prometheus(out, gates, now));
+        if (!written.is_ok()) {
+            ctx.err << "envgate status: " << written.message() << "\n";
+            return k_exit_infra;
+        }
+    } else if (o.output == "prometheus") {
+        ctx.out << render_status_prometheus(out, gates, now);
+    } else if (o.output == "json") {
         ctx.out << render_status_json(out, now).dump(2) << "\n";
     } else {
         ctx.out << render_status_text(out, now);

@@ -1,5 +1,7 @@
-// `envgate status [ENV] [--output text|json]`: every lock's state, holder and
-// links, step, failure (with the unlock command), waiters and last transitions.
+// `envgate status [ENV] [--output text|json|prometheus] [--textfile FILE]`: every lock's
+// state, holder and links, step, failure (with the unlock command), waiters and last
+// transitions; as Prometheus metrics (runner/status_metrics.h) on stdout or written
+// atomically to FILE for a node-exporter textfile collector.
 // The JSON schema ("envgate.dev/status/v1") is documented in locks/README.md.
 #pragma once
 
@@ -16,6 +18,7 @@ namespace envgate {
 struct StatusOptions {
     std::optional<std::string> env;
     std::string output = "text";
+    std::string textfile;  // --output prometheus: write here atomically instead of stdout
     std::string config_path = "envgate.yml";
 };
 

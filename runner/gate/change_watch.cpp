@@ -1,5 +1,6 @@
 #include "runner/gate/change_watch.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace envgate {
@@ -11,27 +12,73 @@ ChangeWatch::~ChangeWatch() {
     stop();
 }
 
+bool ChangeWatch::take(Cache& cache, kube::EventType type, const nlohmann::json& object,
+                       KeepDeleted keep) {
+    const std::string version = kube::resource_version_of(object);
+    auto number = kube::resource_version_number(version);
+    cache.ordered = cache.ordered && number.has_value();
+    const std::string key = kube::object_key(object);
+    auto known = cache.objects.find(key);
+    bool changed = true;
+    if (type == kube::EventType::deleted) {
+        if (keep == KeepDeleted::yes) {
+            m_deleted.push_back(object);
+        }
+        cache.objects.erase(key);
+    } else {
+        changed = known == cache.objects.end() || !cache.same || !cache.same(known->second, object);
+        cache.objects[key] = object;
+    }
+    if (changed) {
+        // A list's changes (and a re-list's deletions, which carry the object's older
+        // version) hold from the list's resourceVersion on: advance() moves valid_from.
+        cache.valid_from = std::max(cache.valid_from, number.value_or(0));
+        cache.unsettled = true;
+    }
+    return m_ignored.erase(version) == 0;
+}
+
+void ChangeWatch::advance(Cache& cache, const std::string& resource_version, bool listed) {
+    auto number = kube::resource_version_number(resource_version);
+    cache.ordered = cache.ordered && number.has_value();
+    cache.progress = std::max(cache.progress, number.value_or(0));
+    if (listed && (cache.unsettled || !cache.listed)) {
+        cache.valid_from = std::max(cache.valid_from, cache.progress);
+    }
+    cache.unsettled = false;
+    if (!cache.listed) {
+        cache.listed = true;
+        m_changed = true;
+        m_cv.notify_all();
+    }
+}
+
 Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListOptions& selectors,
-                          TimePoint deadline, KeepDeleted keep) {
+                          TimePoint deadline, KeepDeleted keep, SameVersion same) {
     TRY_ASSIGN(auto api, m_factory());
     auto worker = std::make_unique<Worker>();
     worker->api = std::move(api);
+    worker->cache.same = std::move(same);
     kube::ReflectorOptions options = m_options;
     options.selectors = selectors;
-    kube::KubeApi* raw = worker->api.get();
+    Worker* raw = worker.get();
+    options.on_progress = [this, raw](const std::string& version, bool listed) {
+        std::lock_guard lock(m_mutex);
+        advance(raw->cache, version, listed);
+    };
     worker->thread = std::thread([this, raw, collection, options, deadline, keep] {
         Status end = kube::watch_until(
-            *raw, m_clock, collection, options, deadline,
-            [this, keep](kube::EventType type, const nlohmann::json& object) {
+            *raw->api, m_clock, collection, options, deadline,
+            [this, raw, keep](kube::EventType type, const nlohmann::json& object) {
                 std::lock_guard lock(m_mutex);
-                if (keep == KeepDeleted::yes && type == kube::EventType::deleted) {
-                    m_deleted.push_back(object);
+                if (take(raw->cache, type, object, keep)) {
+                    m_changed = true;
+                    m_cv.notify_all();
                 }
-                m_changed = true;
-                m_cv.notify_all();
                 return m_stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
             });
         std::lock_guard lock(m_mutex);
+        raw->cache.ended = true;
         if (!end.is_ok() && end.code() != Code::timeout && !m_stopping) {
             m_failures.push_back(end);
             m_changed = true;
@@ -40,6 +87,39 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
     });
     m_workers.push_back(std::move(worker));
     return Status::ok();
+}
+
+CacheView ChangeWatch::view(std::size_t index) {
+    std::lock_guard lock(m_mutex);
+    CacheView out;
+    if (index >= m_workers.size()) {
+        return out;
+    }
+    const Cache& cache = m_workers[index]->cache;
+    out.usable = cache.listed && !cache.ended && cache.ordered;
+    out.valid_from = cache.valid_from;
+    out.progress = cache.progress;
+    for (const auto& [key, object] : cache.objects) {
+        out.objects.push_back(object);
+    }
+    return out;
+}
+
+void ChangeWatch::ignore_version(const std::string& resource_version) {
+    std::lock_guard lock(m_mutex);
+    m_ignored.insert(resource_version);
+}
+
+bool ChangeWatch::wait_listed(TimePoint until, const std::function<int()>& pending_signal) {
+    std::unique_lock lock(m_mutex);
+    auto listed = [&] {
+        return std::all_of(m_workers.begin(), m_workers.end(),
+                           [](const auto& w) { return w->cache.listed || w->cache.ended; });
+    };
+    while (!listed() && m_clock.now() < until && pending_signal() == 0) {
+        m_cv.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    return listed();
 }
 
 bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_signal) {

@@ -1,13 +1,19 @@
-// Wakes a gate's loop when its Job or its pods change: one Reflector per watched
-// collection, each on its own connection and thread, whose only output is "something
-// changed". The loop then reads a fresh snapshot, so the verdict never depends on
-// the order in which Job and pod events arrive.
+// Wakes a gate's loop when its Job or its pods change, and keeps what the watches saw:
+// one Reflector per watched collection, each on its own connection and thread. Each
+// collection's cache says which resourceVersions its objects are known to hold over
+// (CacheView), so that the loop can tell when the Job and the pods it has cached belong
+// together (runner/gate/job_snapshot.h) and read the API only when they may not.
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,6 +26,21 @@ namespace envgate {
 
 using KubeApiFactory = std::function<Result<std::unique_ptr<kube::KubeApi>>()>;
 
+// Whether two versions of an object are the same for the caller (default: never, so
+// every new version counts as a change of the cache).
+using SameVersion = std::function<bool(const nlohmann::json& before, const nlohmann::json& after)>;
+
+// A collection as its watch last saw it. The objects held still over the
+// resourceVersions [valid_from, progress]: valid_from is the newest change the cache took
+// (a version SameVersion calls the same as its predecessor is no change, a deletion is),
+// progress the newest resourceVersion the watch delivered (an event, a bookmark, a list).
+struct CacheView {
+    bool usable = false;  // listed, still watched, and its resourceVersions are numbers
+    std::uint64_t valid_from = 0;
+    std::uint64_t progress = 0;
+    std::vector<nlohmann::json> objects;  // by namespace/name
+};
+
 class ChangeWatch {
   public:
     ChangeWatch(KubeApiFactory factory, Clock& clock, kube::ReflectorOptions options);
@@ -28,14 +49,27 @@ class ChangeWatch {
     ChangeWatch& operator=(const ChangeWatch&) = delete;
 
     enum class KeepDeleted { no, yes };
-    // Starts watching `collection` (with `selectors`) until `deadline` or stop(). With
-    // KeepDeleted::yes the last state of each deleted object is kept for take_deleted().
+    // Starts watching `collection` (with `selectors`) until `deadline` or stop(); the
+    // collections are numbered in the order they were started. With KeepDeleted::yes
+    // the last state of each deleted object is kept for take_deleted().
     Status start(const kube::ResourceRef& collection, const kube::ListOptions& selectors,
-                 TimePoint deadline, KeepDeleted keep = KeepDeleted::no);
+                 TimePoint deadline, KeepDeleted keep = KeepDeleted::no,
+                 SameVersion same = nullptr);
 
     // The objects deleted since the last call, as the watch last saw them: a pod that
     // was preempted and gone before a pass could list it still tells how it failed.
     std::vector<nlohmann::json> take_deleted();
+
+    // Collection `index` as cached now.
+    CacheView view(std::size_t index);
+
+    // The caller's own write produced `resource_version`: its event updates the cache
+    // but does not end a wait (the caller knows what it wrote).
+    void ignore_version(const std::string& resource_version);
+
+    // Blocks until every collection was listed once (or its watch ended), at most
+    // until `until` or a pending signal; true when all were.
+    bool wait_listed(TimePoint until, const std::function<int()>& pending_signal);
 
     // Blocks until a change was seen since the last call (true), or `until` passed or a
     // signal is pending (false). Real time: the caller's clock only sets `until`.
@@ -48,10 +82,24 @@ class ChangeWatch {
     std::vector<Status> failures();
 
   private:
+    struct Cache {
+        SameVersion same;
+        bool listed = false;
+        bool ended = false;
+        bool ordered = true;     // every resourceVersion seen was a number
+        bool unsettled = false;  // changed since the last progress
+        std::uint64_t valid_from = 0;
+        std::uint64_t progress = 0;
+        std::map<std::string, nlohmann::json> objects;
+    };
     struct Worker {
         std::unique_ptr<kube::KubeApi> api;
         std::thread thread;
+        Cache cache;
     };
+    // Under m_mutex: one event into `cache`; true when it should end a wait.
+    bool take(Cache& cache, kube::EventType type, const nlohmann::json& object, KeepDeleted keep);
+    void advance(Cache& cache, const std::string& resource_version, bool listed);
 
     KubeApiFactory m_factory;
     Clock& m_clock;
@@ -62,6 +110,7 @@ class ChangeWatch {
     bool m_stopping = false;
     std::vector<Status> m_failures;
     std::vector<nlohmann::json> m_deleted;
+    std::set<std::string> m_ignored;  // resourceVersions of the caller's own writes
     std::vector<std::unique_ptr<Worker>> m_workers;
 };
 

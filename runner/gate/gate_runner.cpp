@@ -9,6 +9,7 @@
 #include "gates/evaluate.h"
 #include "gates/memory_json.h"
 #include "runner/exit_status.h"
+#include "runner/gate/gate_pass.h"
 #include "runner/gate/job_fence.h"
 #include "runner/gate/job_snapshot.h"
 #include "runner/gate/kept_logs.h"
@@ -53,53 +54,6 @@ struct GateRunner::Pass {
     long long accounted_pods = 0;
 };
 
-namespace {
-
-// A pass that ends the gate failed may have come before the pod watch delivered the
-// deletion of the pod that took the Job past its limit (the Job controller deletes it
-// first, but the two watches race). Worth waiting for when no deletion came with this
-// pass and a pod the previous pass saw is neither listed nor known deleted, no pod is
-// known at all, or the Job accounts for more pods than are known: a replacement pod
-// created, preempted and deleted between two passes was never listed.
-bool deletion_may_be_in_flight(const std::set<std::string>& before,
-                               const std::set<std::string>& now,
-                               const std::set<std::string>& deleted, bool delivered,
-                               long long accounted) {
-    if (delivered) {
-        return false;
-    }
-    if (now.empty() && deleted.empty()) {
-        return true;
-    }
-    std::set<std::string> known = now;
-    known.insert(deleted.begin(), deleted.end());
-    if (accounted > static_cast<long long>(known.size())) {
-        return true;
-    }
-    return std::any_of(before.begin(), before.end(), [&](const std::string& uid) {
-        return now.count(uid) == 0 && deleted.count(uid) == 0;
-    });
-}
-
-// How long a failed verdict waits, at most, for the deletion of a pod no pass listed.
-constexpr Duration k_settle_bound = std::chrono::seconds(2);
-
-long long accounted_pods(const json& job) {
-    const json* status = job.contains("status") ? &job["status"] : nullptr;
-    if (status == nullptr || !status->is_object()) {
-        return 0;
-    }
-    long long sum = 0;
-    for (const char* field : {"active", "succeeded", "failed"}) {
-        if (auto it = status->find(field); it != status->end() && it->is_number_integer()) {
-            sum += std::clamp<long long>(it->get<long long>(), 0, 1'000'000);
-        }
-    }
-    return sum;
-}
-
-}  // namespace
-
 GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
     : m_api(api),
       m_watch_api(std::move(watch_api)),
@@ -107,38 +61,53 @@ GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& cloc
       m_log(log),
       m_events(api, log) {}
 
-Result<json> GateRunner::launch(const RenderedJob& job) {
-    kube::ResourceRef ref = kube::jobs(job.namespace_, job.name);
-    auto created = m_api.create(kube::jobs(job.namespace_), job.object);
-    if (created.is_ok()) {
-        m_log.line(Tone::plain, fmt::format("created Job {}/{}", job.namespace_, job.name));
-        return created;
+namespace {
+
+// Moves the pods the pod watch saw deleted into `deleted` (uids) and `departed`.
+void absorb_deleted(ChangeWatch& watch, std::set<std::string>& deleted,
+                    std::vector<json>& departed) {
+    for (auto& gone : watch.take_deleted()) {
+        if (const auto* meta = gone.contains("metadata") ? &gone["metadata"] : nullptr;
+            meta != nullptr && meta->is_object()) {
+            deleted.insert(meta->value("uid", ""));
+        }
+        departed.push_back(std::move(gone));
     }
-    if (created.status().code() != Code::already_exists) {
-        return created.status();
-    }
-    TRY_ASSIGN(json existing, m_api.get(ref));
-    std::string hash = existing["metadata"]["labels"].value(k_label_spec_hash, "");
-    if (hash != job.spec_hash) {
-        return Status(
-            Code::conflict,
-            fmt::format("Job {}/{} exists but was not made from this manifest (its {} "
-                        "label is \"{}\", this manifest's spec hashes to \"{}\"); delete "
-                        "it or rename the Job in the manifest",
-                        job.namespace_, job.name, k_label_spec_hash, hash, job.spec_hash));
-    }
-    TRY(check_job_fence(job, existing));
-    m_log.line(Tone::plain,
-               fmt::format("re-attached to Job {}/{} (same spec, created by an earlier run)",
-                           job.namespace_, job.name));
-    return existing;
 }
+
+}  // namespace
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
                                              const json& selector, const gates::GateMemory& memory,
+                                             ChangeWatch* watch,
+                                             const std::optional<gates::Counts>& last,
                                              const std::vector<json>& departed) {
+    const std::string pods_of = label_selector(selector);
+    if (watch == nullptr) {
+        TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
+        return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
+    }
+    // A pass from the caches stands when it changes nothing the gate keeps or acts on;
+    // one that would act reads a fresh snapshot at once (GET, list, GET), so every
+    // count, event and memory write comes from the API's own consistent reads.
+    const CacheView jobs = watch->view(0);
+    const CacheView pods = watch->view(1);
+    if (jobs.usable && pods.usable) {
+        TRY_ASSIGN(Pass cached,
+                   evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));
+        if (cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
+            return cached;
+        }
+    }
+    TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
+    return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
+}
+
+Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& settings,
+                                                       const JobIdentity& id, JobSnapshot snap,
+                                                       const gates::GateMemory& memory,
+                                                       const std::vector<json>& departed) {
     Pass pass;
-    TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, label_selector(selector)));
     pass.job = std::move(snap.job);
     pass.consistent = snap.consistent;
     if (!pass.consistent) {
@@ -175,7 +144,7 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
 }
 
 Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                            gates::GateMemory& memory) {
+                            gates::GateMemory& memory, ChangeWatch* watch) {
     const gates::Verdict& v = pass.verdict;
     // Events are recorded before the memory is saved: a crash in between records them
     // again under the same names, which the API refuses as AlreadyExists.
@@ -196,7 +165,7 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     if (v.event) {
         m_events.record(id, *v.event, v.memory, settings.instance, m_clock.now());
     }
-    if (pass.job && v.memory != memory) {
+    if (pass.job && v.memory != memory && v.memory != fresh_memory(v.memory)) {
         json annotations = json::object();
         for (const auto& [k, value] : gates::memory_annotations(v.memory)) {
             annotations[k] = value;
@@ -205,6 +174,10 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
                                    {{"metadata", {{"annotations", annotations}}}});
         if (!patched.is_ok() && patched.status().code() != Code::not_found) {
             return patched.status();
+        }
+        if (patched.is_ok() && watch != nullptr) {
+            // The watch will deliver this write too: it changes nothing a pass reads.
+            watch->ignore_version((*patched)["metadata"].value("resourceVersion", ""));
         }
     }
     memory = v.memory;
@@ -293,8 +266,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     kube::ReflectorOptions options;
     options.poll_interval = settings.poll_interval;
     ChangeWatch watch(m_watch_api, m_clock, options);
-    Status started =
-        watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name}, deadline);
+    Status started = watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name},
+                                 deadline, ChangeWatch::KeepDeleted::no, counts_alike);
     if (started.is_ok()) {
         started = watch.start(kube::pods(id.namespace_), {label_selector(selector), ""}, deadline,
                               ChangeWatch::KeepDeleted::yes);
@@ -304,6 +277,12 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                                     "); polling every " + format_duration(settings.poll_interval));
     }
     Duration resync = started.is_ok() ? settings.resync : settings.poll_interval;
+    ChangeWatch* cache = started.is_ok() ? &watch : nullptr;
+    if (cache != nullptr) {
+        // The first pass evaluates from both caches rather than reading everything.
+        watch.wait_listed(m_clock.now() + std::chrono::seconds(10), settings.pending_signal);
+    }
+    std::optional<gates::Counts> last_counts;  // of the last completed pass
     // Until when a failed verdict waits for the pod watch to deliver a deletion that may
     // be in flight (set by the first such pass); each delivered change ends one wait.
     std::optional<TimePoint> settle_until;
@@ -330,14 +309,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         return std::nullopt;
     };
     while (true) {
-        for (auto& gone : watch.take_deleted()) {
-            if (const auto* meta = gone.contains("metadata") ? &gone["metadata"] : nullptr;
-                meta != nullptr && meta->is_object()) {
-                deleted.insert(meta->value("uid", ""));
-            }
-            departed.push_back(std::move(gone));
-        }
-        auto pass = observe(settings, id, selector, memory, departed);
+        absorb_deleted(watch, deleted, departed);
+        auto pass = observe(settings, id, selector, memory, cache, last_counts, departed);
         if (pass && !pass->consistent) {
             // The Job kept changing during every pod list: nothing is evaluated; the next
             // change (or resync) tries again, signals and the timeout still apply.
@@ -368,9 +341,10 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         departed.clear();
         seen_pods = pass->pod_uids;
         std::size_t said = step.history.size();
+        last_counts = pass->verdict.counts;
         report_change(settings, pass->verdict, step);
         keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
-        Status kept = remember(settings, id, *pass, memory);
+        Status kept = remember(settings, id, *pass, memory, cache);
         if (!kept.is_ok()) {
             return finish(
                 settings, id, step,

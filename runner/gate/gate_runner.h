@@ -6,11 +6,14 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "gates/gate.h"
 #include "runner/gate/change_watch.h"
 #include "runner/gate/gate_events.h"
+#include "runner/gate/job_snapshot.h"
 #include "runner/gate/manifest.h"
 #include "runner/kube/kube_api.h"
 #include "runner/report/job_log.h"
@@ -50,11 +53,18 @@ class GateRunner {
     Result<nlohmann::json> launch(const RenderedJob& job);
     // `departed`: pods deleted since the last pass, as last seen (they join this pass
     // when the list no longer has them).
+    // From the watch caches (`watch`, nullptr when not watching) while they answer, with
+    // reads where they cannot (job_snapshot.h); `last`: the counts of the last pass.
+    // `departed`: pods deleted since the last pass, as last seen.
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
                          const nlohmann::json& selector, const gates::GateMemory& memory,
+                         ChangeWatch* watch, const std::optional<gates::Counts>& last,
                          const std::vector<nlohmann::json>& departed);
+    Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
+                                   JobSnapshot snap, const gates::GateMemory& memory,
+                                   const std::vector<nlohmann::json>& departed);
     Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                    gates::GateMemory& memory);
+                    gates::GateMemory& memory, ChangeWatch* watch);
     void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
                        StepReport& step);
     GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,

@@ -32,16 +32,21 @@ json counted_part(const json& job) {
     return {{"spec", job.value("spec", json::object())}, {"status", std::move(status)}};
 }
 
-bool unchanged(const json& before, const json& after) {
+}  // namespace
+
+bool counts_alike(const json& before, const json& after) {
     return version_of(before) == version_of(after) || counted_part(before) == counted_part(after);
 }
 
-}  // namespace
-
 Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
-                                      const std::string& label_selector, int max_rounds) {
+                                      const std::string& label_selector, int max_rounds,
+                                      std::optional<json> first) {
     JobSnapshot snap;
-    TRY_ASSIGN(snap.job, read_job(api, id));
+    if (first) {
+        snap.job = std::move(first);
+    } else {
+        TRY_ASSIGN(snap.job, read_job(api, id));
+    }
     while (snap.job && snap.rounds < max_rounds) {
         ++snap.rounds;
         TRY_ASSIGN(auto list, api.list(kube::pods(id.namespace_), {label_selector, ""}));
@@ -49,7 +54,7 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
         if (!after) {
             return JobSnapshot{std::nullopt, {}, true, snap.rounds};
         }
-        bool same = unchanged(*snap.job, *after);
+        bool same = counts_alike(*snap.job, *after);
         snap.job = std::move(after);
         snap.pods = std::move(list.items);
         if (same) {
@@ -57,6 +62,18 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
             return snap;
         }
         snap.consistent = false;
+    }
+    return snap;
+}
+
+JobSnapshot as_cached(const JobIdentity& id, const CacheView& jobs, const CacheView& pods) {
+    JobSnapshot snap;
+    for (const auto& job : jobs.objects) {
+        if (job.at("metadata").value("name", "") == id.name &&
+            job.at("metadata").value("uid", "") == id.uid) {
+            snap.job = job;
+            snap.pods = pods.objects;
+        }
     }
     return snap;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/gate/change_watch.h"
 #include "runner/gate/gate_events.h"
 #include "runner/kube/kube_api.h"
 
@@ -34,8 +35,18 @@ struct JobSnapshot {
 // Job was at that version), at most `max_rounds` lists. "The same": the resourceVersion,
 // or else everything but metadata and the tallies active/ready/terminating, which the
 // controller rewrites as pods start and stop without moving a pod between the counts.
+// With `first`, the Job as the caller already has it (its cache) stands for the first read.
 Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
                                       const std::string& label_selector,
-                                      int max_rounds = k_max_snapshot_rounds);
+                                      int max_rounds = k_max_snapshot_rounds,
+                                      std::optional<nlohmann::json> first = std::nullopt);
+
+// True when `after` counts the Job's pods as `before` does: the same resourceVersion,
+// or nothing changed but metadata and the tallies (see above).
+bool counts_alike(const nlohmann::json& before, const nlohmann::json& after);
+
+// The Job (by name and uid) and the pods as the watches cached them, whether or not the
+// two belong together (`consistent` says nothing here).
+JobSnapshot as_cached(const JobIdentity& id, const CacheView& jobs, const CacheView& pods);
 
 }  // namespace envgate

@@ -1,5 +1,7 @@
 #include "runner/kube/kube_api.h"
 
+#include <charconv>
+
 namespace envgate::kube {
 
 ResourceRef ResourceRef::with_name(std::string object_name) const {
@@ -39,6 +41,29 @@ ResourceRef pods(std::string namespace_name, std::string name) {
 
 ResourceRef core_events(std::string namespace_name) {
     return {"v1", "events", std::move(namespace_name), {}};
+}
+
+std::string object_key(const nlohmann::json& object) {
+    const auto& meta = object.contains("metadata") ? object["metadata"] : nlohmann::json::object();
+    return meta.value("namespace", "") + "/" + meta.value("name", "");
+}
+
+std::string resource_version_of(const nlohmann::json& object) {
+    if (!object.contains("metadata") || !object["metadata"].is_object()) {
+        return "";
+    }
+    const auto& rv = object["metadata"].find("resourceVersion");
+    return rv != object["metadata"].end() && rv->is_string() ? rv->get<std::string>() : "";
+}
+
+std::optional<std::uint64_t> resource_version_number(const std::string& version) {
+    std::uint64_t n = 0;
+    const char* end = version.data() + version.size();
+    auto [at, error] = std::from_chars(version.data(), end, n);
+    if (error != std::errc() || at != end || version.empty()) {
+        return std::nullopt;
+    }
+    return n;
 }
 
 const char* event_type_name(EventType type) {

@@ -3,6 +3,7 @@
 // failure is a typed Status (NotFound, Conflict, AlreadyExists, Gone, ...), see errors.h.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -49,6 +50,14 @@ struct ObjectList {
 
 enum class EventType { added, modified, deleted, bookmark };
 const char* event_type_name(EventType type);  // "ADDED", ...
+
+// "namespace/name" of an object, and its metadata.resourceVersion ("" when absent).
+std::string object_key(const nlohmann::json& object);
+std::string resource_version_of(const nlohmann::json& object);
+// A resourceVersion as a number; nullopt when it is not one. The Kubernetes API
+// server's are etcd revisions, one counter for every resource, so they order writes;
+// Kubernetes does not promise that of other servers: callers fall back to equality.
+std::optional<std::uint64_t> resource_version_number(const std::string& version);
 
 struct WatchEvent {
     EventType type = EventType::added;

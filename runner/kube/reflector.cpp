@@ -7,18 +7,6 @@
 namespace envgate::kube {
 namespace {
 
-std::string key_of(const nlohmann::json& object) {
-    const auto& meta = object.contains("metadata") ? object["metadata"] : nlohmann::json::object();
-    return meta.value("namespace", "") + "/" + meta.value("name", "");
-}
-
-std::string rv_of(const nlohmann::json& object) {
-    if (!object.contains("metadata") || !object["metadata"].is_object()) {
-        return "";
-    }
-    return object["metadata"].value("resourceVersion", "");
-}
-
 // Errors that no amount of re-watching or polling will fix (or the caller's cancel).
 bool is_final(Code code) {
     return code == Code::unauthorized || code == Code::forbidden || code == Code::cancelled;
@@ -52,12 +40,12 @@ Result<bool> Reflector::relist(const ChangeCallback& on_change) {
     m_resource_version = list.resource_version;
     std::map<std::string, nlohmann::json> seen;
     for (auto& item : list.items) {
-        const std::string key = key_of(item);
+        const std::string key = object_key(item);
         auto known = m_known.find(key);
         std::optional<EventType> change;
         if (known == m_known.end()) {
             change = EventType::added;
-        } else if (rv_of(known->second) != rv_of(item)) {
+        } else if (resource_version_of(known->second) != resource_version_of(item)) {
             change = EventType::modified;
         }
         seen[key] = item;
@@ -71,7 +59,14 @@ Result<bool> Reflector::relist(const ChangeCallback& on_change) {
         }
     }
     m_known = std::move(seen);
+    progress(true);
     return false;
+}
+
+void Reflector::progress(bool listed) const {
+    if (m_options.on_progress) {
+        m_options.on_progress(m_resource_version, listed);
+    }
 }
 
 Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change, bool& stopped,
@@ -83,28 +78,31 @@ Status Reflector::watch_once(TimePoint deadline, const ChangeCallback& on_change
     options.resource_version = m_resource_version;
     options.allow_bookmarks = true;
     const auto left = std::chrono::ceil<std::chrono::seconds>(deadline - m_clock.now()).count();
-    options.timeout_seconds =
-        static_cast<int>(std::clamp<long long>(left, 1, m_options.watch_timeout_seconds));
+    const double base = m_options.watch_timeout_seconds;
+    const auto timeout = static_cast<long long>(base + base * m_random.uniform());
+    options.timeout_seconds = static_cast<int>(std::clamp<long long>(left, 1, timeout));
     return m_api.watch(m_collection, options, [&](const WatchEvent& event) {
         ++delivered;
         if (stop_asked()) {
             return WatchNext::stop;
         }
-        if (std::string rv = rv_of(event.object); !rv.empty()) {
+        if (std::string rv = resource_version_of(event.object); !rv.empty()) {
             m_resource_version = rv;
         }
         if (event.type == EventType::bookmark) {
+            progress(false);
             return WatchNext::proceed;
         }
         if (event.type == EventType::deleted) {
-            m_known.erase(key_of(event.object));
+            m_known.erase(object_key(event.object));
         } else {
-            m_known[key_of(event.object)] = event.object;
+            m_known[object_key(event.object)] = event.object;
         }
         if (on_change(event.type, event.object) == WatchNext::stop) {
             stopped = true;
             return WatchNext::stop;
         }
+        progress(false);
         return WatchNext::proceed;
     });
 }

@@ -18,12 +18,17 @@ namespace envgate::kube {
 struct ReflectorOptions {
     ListOptions selectors;
     Duration poll_interval = std::chrono::seconds(5);
-    int watch_failures_before_polling = 3;                  // consecutive failed watches
-    int watch_timeout_seconds = 300;                        // asked of the server per watch
+    int watch_failures_before_polling = 3;  // consecutive failed watches
+    // Each watch asks the server for a timeout drawn from [this, twice this), as
+    // client-go's reflector does (5-10 min): many clients' watches do not expire together.
+    int watch_timeout_seconds = 300;
     Duration idle_rewatch_delay = std::chrono::seconds(1);  // after an empty, normal end
     // Polled on every watch event (bookmarks too) and between steps; once it returns true
     // run() ends with Code::cancelled. An idle watch still blocks until its timeout.
     std::function<bool()> stop_requested;
+    // Told the resourceVersion the collection is known up to, after a list has been
+    // delivered (listed: true) and after each watch event (bookmarks too) has been.
+    std::function<void(const std::string& resource_version, bool listed)> on_progress;
     RetryPolicy watch_backoff{
         std::chrono::seconds(1), std::chrono::seconds(30), 2.0, 0.5, std::chrono::seconds(0), 0};
 };
@@ -60,6 +65,7 @@ class Reflector {
                       int& delivered);
     Status poll_until(TimePoint deadline, const ChangeCallback& on_change);
     Status deadline_passed() const;
+    void progress(bool listed) const;  // tells options.on_progress m_resource_version
     bool stop_asked() const { return m_options.stop_requested && m_options.stop_requested(); }
     void sleep_until(TimePoint wake, TimePoint deadline);
 

@@ -790,6 +790,80 @@ EOF
     ok "pending causes: CreateContainerConfigError until the Secret exists, ErrImagePull, Unschedulable named"
 }
 
+# Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
+# evaluates from its watches' caches and reads the API only for a pass that would act: a
+# crash loop costs at most 6 requests per failed run (the retry Event and the memory
+# patch are two of them) besides the gate's start, and a quiet Job no read in 35 s
+# (past the 30 s resync). Before issue 16: 60 requests for the 5 runs.
+scenario_request_budget() {
+    local script
+    script=$(job_script budget "sleep 0.5; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    job_manifest "$T/budget.yaml" budget Never 4 "$script"
+    "$KUBESIM" ctl counters --reset >/dev/null
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/budget.yaml" "$NS" "$T/rep")
+    expect_rc 1 "five failed pods past backoffLimit 4"
+    log_has "$T/gate.log" "(pod 5 of 5 failed, 0 left)"
+    local counters total
+    counters=$("$KUBESIM" ctl counters)
+    total=$(jq .total <<<"$counters")
+    echo "crash loop, 5 failed runs: $total requests: $(jq -c .requests <<<"$counters")"
+    # The 5 that start any gate (create, list and watch Job and pods), and per failed run
+    # the retry Event, the memory patch and the fresh read (GET, list, GET) of the pass
+    # that acts on it (30 measured; 60 before issue 16).
+    ((total <= 35)) || fail "$total requests for 5 failed runs, want <= 35 (5 + 6 per failed run)"
+    job_manifest "$T/quiet.yaml" quiet Never 0 "$(job_script quiet 'sleep 1000')"
+    # shellcheck disable=SC2046
+    gate_bg "$T/quiet.log" $(gate_args pre-migrations "$T/quiet.yaml" "$NS" "$T/rep2")
+    wait_for 30 "the quiet gate's running line" grep -q "^pre-migrations: running" "$T/quiet.log"
+    "$KUBESIM" ctl counters --reset >/dev/null
+    sleep 35
+    counters=$("$KUBESIM" ctl counters)
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    echo "quiet Job, 35 s: $(jq -c .requests <<<"$counters")"
+    local reads
+    reads=$(jq '[.requests | to_entries[] | select(.key | test("^(get|list) ")) | .value] | add // 0' <<<"$counters")
+    ((reads == 0)) || fail "$reads reads in 35 s of a quiet Job, want none: $(jq -c .requests <<<"$counters")"
+    ok "request budget: $total requests for 5 failed runs; a quiet Job read nothing in 35 s"
+}
+
+# Issue 16: `envgate status --output prometheus` reads each gate's last run from its
+# Jobs: after a gate that counted 2 failures and passed, its result, retries and
+# duration are there, and the text passes promtool check metrics.
+scenario_status_prometheus() {
+    command -v promtool >/dev/null || fail "promtool is missing (scripts/install-deps)"
+    crash_then_pass "$T/crash.yaml" crash 2
+    # shellcheck disable=SC2046
+    run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")
+    expect_rc 0 "crash twice, then pass"
+    cat >"$T/envgate.yml" <<EOF
+version: 1
+defaults:
+  namespace: $NS
+  lock: { store: file, path: $T/locks }
+environments:
+  - name: e1
+gates:
+  pre-migrations: { job: $T/crash.yaml }
+EOF
+    run_envgate 60 "$T/status.prom" status --config "$T/envgate.yml" --output prometheus
+    expect_rc 0 "status of a free lock and a readable cluster"
+    local lint
+    lint=$(promtool check metrics <"$T/status.prom" 2>&1) || fail "promtool check metrics: $lint"
+    [[ -z $lint ]] || fail "promtool check metrics has remarks: $lint"
+    local g='environment="e1",gate="pre-migrations"'
+    grep -qxF "envgate_gate_last_run_result{$g,result=\"succeeded\"} 1" "$T/status.prom" ||
+        fail "no succeeded result: $(grep last_run_result "$T/status.prom")"
+    grep -qxF "envgate_gate_last_run_retries{$g} 2" "$T/status.prom" ||
+        fail "retries: $(grep last_run_retries "$T/status.prom")"
+    grep -qE "^envgate_gate_last_run_duration_seconds\{$g\} [0-9.e+]+$" "$T/status.prom" ||
+        fail "no duration"
+    grep -qxF 'envgate_gate_read_success{environment="e1"} 1' "$T/status.prom" || fail "gates unread"
+    grep -qxF 'envgate_lock_state{environment="e1",state="free"} 1' "$T/status.prom" || fail "lock"
+    ok "status --output prometheus: the gate's last run (succeeded, 2 retries), promtool clean"
+}
+
 # Issue 11's standing check of retry accounting, without injected faults (so it runs on
 # the real control plane too): a migration that always fails, under restartPolicy Never
 # (pod limit) and OnFailure (restart limit), backoffLimit 4. Every retry line names the

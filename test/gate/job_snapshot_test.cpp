@@ -3,6 +3,7 @@
 // failed pod is counted exactly once; a Job that never holds still is given up on after
 // k_max_snapshot_rounds lists, a write of only the pod tallies or annotations does not
 // count as a change, and a Job deleted meanwhile reads as gone.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <functional>
 

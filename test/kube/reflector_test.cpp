@@ -4,6 +4,8 @@
 // repeated watch failures; and, over the fake, stop at the deadline.
 #include <boost/test/unit_test.hpp>
 
+#include <set>
+
 #include "runner/kube/http_kube_api.h"
 #include "runner/kube/reflector.h"
 #include "test/fakes/fake_clock.h"
@@ -104,10 +106,41 @@ BOOST_AUTO_TEST_CASE(resumes_from_last_resource_version_after_a_normal_stream_en
     BOOST_TEST(requests[0].uri == "/apis/batch/v1/namespaces/gitlab/jobs");
     BOOST_TEST(
         requests[1].uri.find("/apis/batch/v1/namespaces/gitlab/jobs?watch=1&resourceVersion=10"
-                             "&allowWatchBookmarks=true&timeoutSeconds=300") == 0u);
+                             "&allowWatchBookmarks=true&timeoutSeconds=") == 0u);
     BOOST_TEST(requests[2].uri.find("resourceVersion=15&") != std::string::npos);
     BOOST_TEST(reflector.stats().lists == 1);
     BOOST_TEST(reflector.resource_version() == "16");
+}
+
+BOOST_AUTO_TEST_CASE(each_watch_asks_for_a_jittered_timeout_between_one_and_two_times_the_base) {
+    // Given: a list and six watch streams of one change each, and a progress hook.
+    ReflectorFixture fx;
+    fx.server.push_json(200, list_body("10", {job("migrate", "10")}));
+    for (int i = 1; i <= 6; ++i) {
+        fx.server.push(
+            {200, "", {}, {event_line("MODIFIED", job("migrate", std::to_string(10 + i)))}});
+    }
+    kube::ReflectorOptions options;
+    std::vector<std::string> progress;
+    options.on_progress = [&](const std::string& rv, bool listed) {
+        progress.push_back((listed ? "list " : "") + rv);
+    };
+    kube::Reflector reflector(*fx.api, fx.clock, kube::jobs("gitlab"), options, fx.random);
+    Status status = reflector.run(fx.clock.now() + 1h, fx.recorder("MODIFIED migrate@16"));
+    BOOST_REQUIRE_MESSAGE(status.is_ok(), status.message());
+    // Then: every watch asked for 300 to 599 seconds, not all the same (client-go's 5-10
+    // min), and the hook heard the list's RV and each delivered change's but the last.
+    std::set<int> timeouts;
+    for (const auto& r : fx.server.requests()) {
+        auto at = r.uri.find("timeoutSeconds=");
+        if (at != std::string::npos) {
+            int t = std::stoi(r.uri.substr(at + 15));
+            BOOST_TEST((t >= 300 && t < 600), "timeout " << t);
+            timeouts.insert(t);
+        }
+    }
+    BOOST_TEST(timeouts.size() > 1u);
+    BOOST_TEST(progress == (std::vector<std::string>{"list 10", "11", "12", "13", "14", "15"}));
 }
 
 BOOST_AUTO_TEST_CASE(relists_after_a_410_error_event_and_reports_the_difference) {

@@ -328,9 +328,13 @@ def contention(a):
           f"{2 * total / elapsed:.1f} transitions/s); {queued} came from the queue")
     if gaps:
         print(f"handoff gap: median {gaps[len(gaps) // 2] * 1000:.0f} ms, "
-              f"p95 {gaps[int(len(gaps) * 0.95)] * 1000:.0f} ms, max {gaps[-1] * 1000:.0f} ms")
+              f"p95 {gaps[int(len(gaps) * 0.95)] * 1000:.0f} ms, "
+              f"p99 {gaps[min(len(gaps) - 1, int(len(gaps) * 0.99))] * 1000:.0f} ms, "
+              f"max {gaps[-1] * 1000:.0f} ms")
     print(f"Lease requests: {req.get('get leases', 0)} get, {req.get('update leases', 0)} update, "
-          f"{req.get('create leases', 0)} create; {watcher.writes} successful writes")
+          f"{req.get('create leases', 0)} create, {req.get('watch leases', 0)} watch "
+          f"({req.get('watch leases', 0) / total:.2f} Lease watches per acquire); "
+          f"{watcher.writes} successful writes")
     print(f"faults injected (rate {a.fault_rate}): {hit[('update', 409)]} x 409 and "
           f"{hit[('update', 500)]} x 500 on update, {hit[('get', 500)]} x 500 on get; "
           f"genuine resourceVersion conflicts: {genuine}; conflicts seen in all: "

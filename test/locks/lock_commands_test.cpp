@@ -1,12 +1,15 @@
 // Given lock records, then `envgate status` renders text that fits 80 columns and
 // names the exact unlock command of a failed lock, JSON in the documented schema,
-// and a login matches only when listed by name (group entries are asked of GitLab:
-// test/runner/cmd_unlock_test.cpp).
+// Prometheus gauges for every lock, and a login matches only when listed by name (group entries are
+// asked of GitLab: test/runner/cmd_unlock_test.cpp).
 #include <boost/test/unit_test.hpp>
 #include <sstream>
 
+#include "gates/memory_json.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
+#include "runner/status_gates.h"
+#include "runner/status_metrics.h"
 
 using namespace envgate;
 using namespace envgate::locks;
@@ -78,6 +81,90 @@ BOOST_AUTO_TEST_CASE(status_json_follows_the_documented_schema) {
     BOOST_TEST(entry["lock"]["holder"]["pipeline_id"] == 987654);
     BOOST_TEST(entry["lock"]["lease_duration_seconds"] == 7200);
     BOOST_TEST(entry["lock"]["history"][1]["seq"] == 2);
+}
+
+BOOST_AUTO_TEST_CASE(status_prometheus_has_every_lock_s_figures_as_gauges) {
+    LockStatus held;
+    held.record.name = "gstg";
+    held.record.state = LockState::held;
+    held.record.holder = Holder{};
+    held.record.acquired_at = k_t0 + std::chrono::minutes(20);
+    held.record.lease_transitions = 3;
+    held.record.waiters.resize(2);
+    LockStatus unreadable;
+    unreadable.record.name = "qa";
+    unreadable.error = "cannot read";
+    std::string text = render_status_prometheus({failed_lock(), held, unreadable}, {},
+                                                k_t0 + std::chrono::minutes(30));
+    auto has = [&](const std::string& line) {
+        BOOST_TEST(text.find(line + "\n") != std::string::npos, line);
+    };
+    has("# TYPE envgate_lock_state gauge");
+    has("envgate_lock_state{environment=\"gprd\",state=\"failed\"} 1");
+    has("envgate_lock_state{environment=\"gprd\",state=\"held\"} 0");
+    has("envgate_lock_state{environment=\"gstg\",state=\"held\"} 1");
+    has("envgate_lock_state{environment=\"qa\",state=\"free\"} 0");  // unknown: none is 1
+    has("envgate_lock_holder_age_seconds{environment=\"gprd\"} 1800");
+    has("envgate_lock_holder_age_seconds{environment=\"gstg\"} 600");
+    has("envgate_lock_queue_length{environment=\"gstg\"} 2");
+    has("envgate_lock_transitions{environment=\"gstg\"} 3");
+    has("envgate_lock_read_success{environment=\"gstg\"} 1");
+    has("envgate_lock_read_success{environment=\"qa\"} 0");
+    BOOST_TEST(text.find("envgate_lock_queue_length{environment=\"qa\"}") == std::string::npos);
+    BOOST_TEST(text.substr(text.size() - 6) == "# EOF\n");
+}
+
+BOOST_AUTO_TEST_CASE(status_prometheus_has_each_gate_s_last_run) {
+    // Given: two pre-migrations Jobs (the newer failed after 2 counted failures, 5 min
+    // after its creation) and a post-migrations Job still running.
+    gates::GateMemory failed;
+    failed.observed_failures = 2;
+    failed.ended = gates::EndedBy{"Failed", "BackoffLimitExceeded", "limit"};
+    auto job = [](const std::string& name, const std::string& gate, const std::string& created,
+                  const gates::GateMemory& memory) {
+        nlohmann::json annotations = nlohmann::json::object();
+        for (const auto& [k, v] : gates::memory_annotations(memory)) {
+            annotations[k] = v;
+        }
+        return nlohmann::json{
+            {"metadata",
+             {{"name", name},
+              {"creationTimestamp", created},
+              {"labels", {{"envgate.dev/gate", gate}, {"envgate.dev/environment", "gprd"}}},
+              {"annotations", annotations}}},
+            {"status",
+             {{"conditions",
+               {{{"type", "Failed"},
+                 {"status", "True"},
+                 {"lastTransitionTime", "2026-05-01T10:05:00Z"}}}}}}};
+    };
+    std::vector<nlohmann::json> jobs{job("old", "pre-migrations", "2026-04-01T10:00:00Z", {}),
+                                     job("new", "pre-migrations", "2026-05-01T10:00:00Z", failed),
+                                     job("post", "post-migrations", "2026-05-01T10:10:00Z", {})};
+    jobs[2]["status"] = nlohmann::json::object();
+    auto runs = last_gate_runs("gprd", jobs, k_t0 + std::chrono::minutes(30));
+    BOOST_REQUIRE(runs.size() == 2u);
+    const GateRunStatus& pre = runs[1].gate == "pre-migrations" ? runs[1] : runs[0];
+    BOOST_TEST(pre.job == "new");
+    BOOST_TEST(pre.result == "failed");
+    BOOST_TEST(pre.retries == 2);
+    BOOST_TEST((pre.duration == std::chrono::minutes(5)));
+    std::vector<GateRuns> gates{{"gprd", runs, ""}, {"gstg", {}, "no cluster"}};
+    std::string text = render_status_prometheus({}, gates, k_t0 + std::chrono::minutes(30));
+    auto has = [&](const std::string& line) {
+        BOOST_TEST(text.find(line + "\n") != std::string::npos, line);
+    };
+    const std::string pre_labels = "environment=\"gprd\",gate=\"pre-migrations\"";
+    has("envgate_gate_last_run_result{" + pre_labels + ",result=\"failed\"} 1");
+    has("envgate_gate_last_run_result{" + pre_labels + ",result=\"succeeded\"} 0");
+    has("envgate_gate_last_run_result{environment=\"gprd\",gate=\"post-migrations\","
+        "result=\"running\"} 1");
+    has("envgate_gate_last_run_duration_seconds{" + pre_labels + "} 300");
+    has("envgate_gate_last_run_duration_seconds{environment=\"gprd\",gate=\"post-migrations\"} "
+        "1200");
+    has("envgate_gate_last_run_retries{" + pre_labels + "} 2");
+    has("envgate_gate_last_run_start_timestamp_seconds{" + pre_labels + "} 1777629600");
+    has("envgate_gate_read_success{environment=\"gstg\"} 0");
 }
 
 BOOST_AUTO_TEST_CASE(only_listed_logins_may_unlock_from_ci) {

@@ -1,9 +1,9 @@
 // LockStore::wait_for_change on the two stores. File store (inotify): a write by
 // another store object wakes a waiter long before its max wait, a write that landed
 // before the wait returns at once, writes of another lock do not wake it. Lease store
-// (over FakeKubeApi): one watch of the one Lease from the version read, bounded by
-// timeoutSeconds, its event serving the next read; 410 Gone is a change; a
-// sub-second wait is left to polling; an interrupted wait ends soon. And a
+// (over FakeKubeApi): one long-lived watch of the one Lease from the version read,
+// serving every later wait of the process, its event serving the next read; 410 Gone
+// is a change; an interrupted wait ends soon. And a
 // LockManager on a real clock hands the lock over through the watch, not a poll.
 #include <algorithm>
 #include <atomic>
@@ -123,11 +123,13 @@ BOOST_AUTO_TEST_CASE(lease_store_watches_its_lease_from_the_version_read) {
     auto b = f.make();
     std::string v1 = write_ok(*b, held_by("p1"), "");
     std::atomic<bool> written{false};
-    f.api->set_watch_idle_hook([&] {  // the fake's watch stays open until a change
+    std::atomic<bool> server_ends{false};
+    f.api->set_watch_idle_hook([&] {  // the fake's watch stays open, as a server's
         if (!written.exchange(true)) {
             (void)write_ok(*b, held_by("p1", 1), v1);
         }
-        return true;
+        std::this_thread::sleep_for(milliseconds(2));
+        return !server_ends.load();
     });
     auto t = timed_wait(*a, "gstg", v1, seconds(30));
     BOOST_TEST((*t.end == WaitEnd::changed));
@@ -148,6 +150,7 @@ BOOST_AUTO_TEST_CASE(lease_store_watches_its_lease_from_the_version_read) {
     BOOST_TEST(gets() == before);
     BOOST_TEST(a->read("gstg").is_ok());
     BOOST_TEST(gets() == before + 1);
+    server_ends = true;  // then ~KubernetesLeaseStore joins the watch
 }
 
 BOOST_AUTO_TEST_CASE(lease_store_waits_end_on_the_server_or_are_left_to_polling) {
@@ -156,18 +159,46 @@ BOOST_AUTO_TEST_CASE(lease_store_waits_end_on_the_server_or_are_left_to_polling)
     std::string v1 = write_ok(*a, held_by("p1"), "");
     // The fake ends a watch with nothing to deliver, as the server after timeoutSeconds:
     // the Lease is unchanged, the next read needs no GET.
-    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::timed_out));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(1), {}) == WaitEnd::timed_out));
     auto gets = f.api->calls_made.size();
     BOOST_TEST(a->read("gstg")->version == v1);
     BOOST_TEST(f.api->calls_made.size() == gets);
-    std::size_t calls = f.api->calls.size();
-    BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(999), {}) == WaitEnd::unwatched));
-    BOOST_TEST(f.api->calls.size() == calls);  // a watch lasts whole seconds: none opened
-    (void)write_ok(*a, held_by("p1", 1), v1);
+    // A sub-second wait waits on the same watch.
+    BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(300), {}) == WaitEnd::timed_out));
+    std::string v2 = write_ok(*a, held_by("p1", 1), v1);
     f.api->compact();  // v1 is too old to watch from: 410 Gone, re-read
-    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::changed));
+    auto c = f.make();
+    BOOST_TEST((*c->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::changed));
+    // The watch's next request is refused: the wait says why.
     f.api->fail_next(Code::forbidden, "watch");
-    BOOST_TEST(a->wait_for_change("gstg", v1, seconds(5), {}).status().code() == Code::forbidden);
+    BOOST_TEST(a->wait_for_change("gstg", v2, seconds(5), {}).status().code() == Code::forbidden);
+}
+
+BOOST_AUTO_TEST_CASE(lease_store_one_watch_serves_every_wait_of_the_process) {
+    // Given: a watch that stays open like a server's, and five waits that time out.
+    test::LeaseStoreFactory f;
+    std::atomic<bool> server_ends{false};
+    f.api->set_watch_idle_hook([&] {
+        std::this_thread::sleep_for(milliseconds(2));
+        return !server_ends.load();
+    });
+    auto a = f.make();
+    auto b = f.make();
+    std::string v1 = write_ok(*b, held_by("p1"), "");
+    for (int i = 0; i < 5; ++i) {
+        BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(200), {}) == WaitEnd::timed_out));
+    }
+    // When: another process writes; then the sixth wait sees it on the same watch.
+    std::string v2 = write_ok(*b, held_by("p1", 1), v1);
+    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(30), {}) == WaitEnd::changed));
+    BOOST_TEST(a->read("gstg")->version == v2);
+    // And a wait from the version it now knows does not wake on that old write.
+    BOOST_TEST((*a->wait_for_change("gstg", v2, milliseconds(200), {}) == WaitEnd::timed_out));
+    auto watches = std::count_if(f.api->calls.begin(), f.api->calls.end(),
+                                 [](const test::FakeCall& c) { return c.verb == "watch"; });
+    BOOST_TEST(watches == 1);
+    BOOST_TEST(dynamic_cast<KubernetesLeaseStore&>(*a).watches_opened() == 1);
+    server_ends = true;
 }
 
 BOOST_AUTO_TEST_CASE(an_interrupted_wait_ends_soon_on_both_stores) {

@@ -1,0 +1,62 @@
+#include "runner/gate/gate_pass.h"
+
+#include <algorithm>
+
+namespace envgate {
+
+using nlohmann::json;
+
+bool deletion_may_be_in_flight(const std::set<std::string>& before,
+                               const std::set<std::string>& now,
+                               const std::set<std::string>& deleted, bool delivered,
+                               long long accounted) {
+    if (delivered) {
+        return false;
+    }
+    if (now.empty() && deleted.empty()) {
+        return true;
+    }
+    std::set<std::string> known = now;
+    known.insert(deleted.begin(), deleted.end());
+    if (accounted > static_cast<long long>(known.size())) {
+        return true;
+    }
+    return std::any_of(before.begin(), before.end(), [&](const std::string& uid) {
+        return now.count(uid) == 0 && deleted.count(uid) == 0;
+    });
+}
+
+long long accounted_pods(const json& job) {
+    const json* status = job.contains("status") ? &job["status"] : nullptr;
+    if (status == nullptr || !status->is_object()) {
+        return 0;
+    }
+    long long sum = 0;
+    for (const char* field : {"active", "succeeded", "failed"}) {
+        if (auto it = status->find(field); it != status->end() && it->is_number_integer()) {
+            sum += std::clamp<long long>(it->get<long long>(), 0, 1'000'000);
+        }
+    }
+    return sum;
+}
+
+gates::GateMemory fresh_memory(const gates::GateMemory& m) {
+    gates::GateMemory fresh;
+    fresh.job_uid = m.job_uid;
+    fresh.job_namespace = m.job_namespace;
+    fresh.job_name = m.job_name;
+    return fresh;
+}
+
+bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
+                        const std::optional<gates::Counts>& last) {
+    const bool kept =
+        v.memory == memory || (memory.job_uid.empty() && v.memory == fresh_memory(v.memory));
+    const bool counted =
+        last ? v.counts == *last
+             : v.counts.attempt == 0 && v.counts.restarts == 0 && v.counts.failed_pods == 0;
+    return job && kept && counted && !v.event && v.state != gates::State::succeeded &&
+           v.state != gates::State::failed;
+}
+
+}  // namespace envgate

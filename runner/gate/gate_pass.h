@@ -1,0 +1,46 @@
+// The rules of GateRunner's loop that look at one pass: whether a failed verdict should
+// wait for a pod deletion still in flight, and whether a pass evaluated from the watch
+// caches alone may stand (runner/gate/job_snapshot.h).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "gates/time.h"
+#include "gates/verdict.h"
+
+namespace envgate {
+
+// How long a failed verdict waits, at most, for the deletion of a pod no pass listed.
+inline constexpr Duration k_settle_bound = std::chrono::seconds(2);
+
+// A pass that ends the gate failed may have come before the pod watch delivered the
+// deletion of the pod that took the Job past its limit (the Job controller deletes it
+// first, but the two watches race). Worth waiting for when no deletion came with this
+// pass and a pod the previous pass saw is neither listed nor known deleted, no pod is
+// known at all, or the Job accounts for more pods than are known: a replacement pod
+// created, preempted and deleted between two passes was never listed.
+bool deletion_may_be_in_flight(const std::set<std::string>& before,
+                               const std::set<std::string>& now,
+                               const std::set<std::string>& deleted, bool delivered,
+                               long long accounted);
+
+// The pods the Job's status accounts for (active + succeeded + failed).
+long long accounted_pods(const nlohmann::json& job);
+
+// The memory of a first pass that only names the Job: a restart that finds no memory
+// annotations starts from the same.
+gates::GateMemory fresh_memory(const gates::GateMemory& m);
+
+// Whether a pass evaluated from the watch caches alone may stand: only when it changes
+// nothing the gate keeps or acts on (memory, counts, events, the end). Its words then
+// differ from the last pass's only by what one collection says on its own (a pod's
+// waiting reason, a Job condition), which needs no snapshot of the two together. The
+// first pass may stand when it counts nothing failed: that state was true before any
+// failure (at worst it is the cache lagging, as any watch does).
+bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
+                        const std::optional<gates::Counts>& last);
+
+}  // namespace envgate

@@ -1,0 +1,113 @@
+#include "runner/status_gates.h"
+
+#include <map>
+
+#include "gates/memory_json.h"
+#include "runner/gate/manifest.h"
+#include "runner/kube_session.h"
+#include "runner/report/job_log.h"
+
+namespace envgate {
+namespace {
+
+using nlohmann::json;
+
+std::optional<TimePoint> time_at(const json& object, const char* field) {
+    if (!object.is_object() || !object.contains(field) || !object[field].is_string()) {
+        return std::nullopt;
+    }
+    return parse_rfc3339(object[field].get<std::string>());
+}
+
+// When the Job ended: its completionTime, else the Failed condition's transition.
+std::optional<TimePoint> ended_at(const json& job) {
+    const json status = job.value("status", json::object());
+    if (auto done = time_at(status, "completionTime")) {
+        return done;
+    }
+    for (const auto& c : status.value("conditions", json::array())) {
+        if (c.is_object() && c.value("type", "") == "Failed" && c.value("status", "") == "True") {
+            return time_at(c, "lastTransitionTime");
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<GateRunStatus> run_of(const std::string& environment, const json& job,
+                                    TimePoint now) {
+    const json meta = job.value("metadata", json::object());
+    const json labels = meta.value("labels", json::object());
+    auto started = time_at(meta, "creationTimestamp");
+    if (!labels.contains(k_label_gate) || !labels[k_label_gate].is_string() || !started) {
+        return std::nullopt;
+    }
+    GateRunStatus run;
+    run.environment = environment;
+    run.gate = labels[k_label_gate].get<std::string>();
+    run.job = meta.value("name", "");
+    run.started = *started;
+    std::map<std::string, std::string> annotations;
+    const json stored = meta.value("annotations", json::object());
+    for (const auto& [k, v] : stored.items()) {
+        if (v.is_string()) {
+            annotations[k] = v.get<std::string>();
+        }
+    }
+    auto memory = gates::memory_from_annotations(annotations);
+    run.retries = memory.is_ok() ? memory->observed_failures : 0;
+    const bool failed = memory.is_ok() && memory->ended && memory->ended->type == "Failed";
+    const bool completed = memory.is_ok() && memory->completed;
+    run.result = completed ? "succeeded" : failed ? "failed" : "running";
+    auto end = completed || failed ? ended_at(job) : std::nullopt;
+    run.duration = std::max(Duration::zero(), end.value_or(now) - *started);
+    return run;
+}
+
+}  // namespace
+
+std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
+                                          const std::vector<json>& jobs, TimePoint now) {
+    std::map<std::string, GateRunStatus> newest;
+    for (const auto& job : jobs) {
+        auto run = run_of(environment, job, now);
+        if (!run) {
+            continue;
+        }
+        auto it = newest.find(run->gate);
+        if (it == newest.end() || it->second.started < run->started) {
+            newest[run->gate] = std::move(*run);
+        }
+    }
+    std::vector<GateRunStatus> out;
+    for (auto& [gate, run] : newest) {
+        out.push_back(std::move(run));
+    }
+    return out;
+}
+
+std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std::string>& names,
+                                     Context& ctx) {
+    std::vector<GateRuns> out;
+    JobLog log(ctx.err, ctx.clock, log_settings_from(ctx.getenv, false));
+    for (const auto& name : names) {
+        const Environment* env = config.find_environment(name);
+        if (env == nullptr) {
+            continue;  // the global qa lock has no gates
+        }
+        GateRuns runs{name, {}, ""};
+        auto session = open_kube_session({std::nullopt, env->kube_context, std::nullopt}, ctx, log);
+        auto jobs = session
+                        ? session->api->list(kube::jobs(env->namespace_),
+                                             {std::string(k_label_environment) + "=" + name, ""})
+                        : Result<kube::ObjectList>(session.status());
+        if (jobs) {
+            runs.runs = last_gate_runs(name, jobs->items, ctx.clock.now());
+        } else {
+            runs.error = jobs.status().message();
+        }
+        out.push_back(std::move(runs));
+    }
+    return out;
+}
+
+}  // namespace envgate

@@ -1,0 +1,42 @@
+// The last run of each gate of each environment, for `envgate status --output
+// prometheus`: read from the gate Jobs envgate labelled (envgate.dev/environment,
+// envgate.dev/gate) in the environment's namespace, and the memory the gate kept in
+// their annotations (its result, the failed runs it counted).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gates/time.h"
+#include "runner/config.h"
+#include "runner/context.h"
+
+namespace envgate {
+
+struct GateRunStatus {
+    std::string environment;
+    std::string gate;     // pre-migrations, ...
+    std::string job;      // the Job's name
+    std::string result;   // running | succeeded | failed
+    TimePoint started{};  // the Job's creationTimestamp
+    Duration duration{};  // to its completion or failure, else to now
+    int retries = 0;      // failed runs the gate counted
+};
+
+// Per environment: its gates' last runs, or why they could not be read.
+struct GateRuns {
+    std::string environment;
+    std::vector<GateRunStatus> runs;
+    std::string error;
+};
+
+// The newest Job of each gate among `jobs` (items of a JobList of one environment).
+std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
+                                          const std::vector<nlohmann::json>& jobs, TimePoint now);
+
+// Lists each environment's gate Jobs on its cluster (KUBECONFIG, its kube_context).
+std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std::string>& names,
+                                     Context& ctx);
+
+}  // namespace envgate

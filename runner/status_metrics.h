@@ -1,0 +1,33 @@
+// `envgate status --output prometheus`: the locks as Prometheus metrics, in the text
+// exposition format that is also valid OpenMetrics (gauges only, `# EOF` last), for a
+// node-exporter textfile collector or a Pushgateway. Names follow the Prometheus naming
+// conventions (envgate_ prefix, base units, _seconds); labels: environment, state, gate,
+// result.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gates/status.h"
+#include "gates/time.h"
+#include "runner/cmd_status.h"
+#include "runner/status_gates.h"
+
+namespace envgate {
+
+// Every lock's figures:
+//   envgate_lock_state{environment,state}      1 for its state (free|held|failed), else 0
+//   envgate_lock_holder_age_seconds{environment}  since the holder acquired it (held, failed)
+//   envgate_lock_queue_length{environment}     waiters in its queue
+//   envgate_lock_read_success{environment}     0 when the store could not be read
+//   envgate_lock_transitions{environment}      Lease transitions so far (holder changes)
+// And, with `gates` (environments of a config with gates), each gate's last run:
+//   envgate_gate_last_run_result{environment,gate,result}  1 for running|succeeded|failed
+//   envgate_gate_last_run_duration_seconds{environment,gate}
+//   envgate_gate_last_run_retries{environment,gate}        failed runs it counted
+//   envgate_gate_last_run_start_timestamp_seconds{environment,gate}
+//   envgate_gate_read_success{environment}                 0 when its Jobs could not be listed
+std::string render_status_prometheus(const std::vector<LockStatus>& locks,
+                                     const std::vector<GateRuns>& gates, TimePoint now);
+
+}  // namespace envgate

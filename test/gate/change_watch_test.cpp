@@ -1,0 +1,132 @@
+// ChangeWatch over FakeKubeApi (a watch that stays open): its cache of the Job says
+// over which resourceVersions the Job held still (a version the caller calls the same
+// is no change), and the caller's own write updates the cache without waking a wait.
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <thread>
+
+#include "runner/gate/change_watch.h"
+#include "runner/real_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+using namespace envgate;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+// Hands every ChangeWatch connection the one fake (its own object per connection).
+class SharedApi : public kube::KubeApi {
+  public:
+    explicit SharedApi(test::FakeKubeApi& fake) : m_fake(fake) {}
+    Result<json> get(const kube::ResourceRef& r) override { return m_fake.get(r); }
+    Result<kube::ObjectList> list(const kube::ResourceRef& c, const kube::ListOptions& o) override {
+        return m_fake.list(c, o);
+    }
+    Result<json> create(const kube::ResourceRef& r, const json& o) override {
+        return m_fake.create(r, o);
+    }
+    Result<json> update(const kube::ResourceRef& r, const json& o) override {
+        return m_fake.update(r, o);
+    }
+    Result<json> patch(const kube::ResourceRef& r, const json& p) override {
+        return m_fake.patch(r, p);
+    }
+    Status remove(const kube::ResourceRef& r, kube::Propagation p) override {
+        return m_fake.remove(r, p);
+    }
+    Status watch(const kube::ResourceRef& c, const kube::WatchOptions& o,
+                 const kube::WatchCallback& on_event) override {
+        if (m_cancelled) {
+            return {Code::cancelled, "watch: cancelled"};
+        }
+        return m_fake.watch(c, o, on_event);
+    }
+    void cancel_watches() override { m_cancelled = true; }
+    Result<std::string> logs(const kube::ResourceRef& p, const kube::LogOptions& o) override {
+        return m_fake.logs(p, o);
+    }
+
+  private:
+    test::FakeKubeApi& m_fake;
+    std::atomic<bool> m_cancelled{false};
+};
+
+std::uint64_t rv(const json& object) {
+    return std::stoull(object["metadata"]["resourceVersion"].get<std::string>());
+}
+
+// Polls `ok` until it holds, at most 30 s (the watch thread delivers asynchronously).
+template <typename F>
+bool eventually(F ok) {
+    const auto until = std::chrono::steady_clock::now() + 30s;
+    while (!ok()) {
+        if (std::chrono::steady_clock::now() > until) {
+            return false;
+        }
+        std::this_thread::sleep_for(2ms);
+    }
+    return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(change_watch_suite)
+
+BOOST_AUTO_TEST_CASE(the_cache_tracks_the_range_and_ignores_the_callers_own_write) {
+    test::FakeKubeApi fake;
+    std::atomic<bool> server_ends{false};
+    fake.set_watch_idle_hook([&] {
+        std::this_thread::sleep_for(1ms);
+        return !server_ends.load();
+    });
+    const auto ref = kube::jobs("gitlab", "mig");
+    json job = fake.seed(ref, {{"apiVersion", "batch/v1"},
+                               {"kind", "Job"},
+                               {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
+                               {"status", {{"active", 1}}}});
+    RealClock clock;
+    {
+        ChangeWatch watch(
+            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
+                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
+            },
+            clock, {});
+        // Same: only the tallies differ (what the gate's counts_alike says of a Job).
+        auto same = [](const json& a, const json& b) {
+            return a["status"].value("failed", 0) == b["status"].value("failed", 0);
+        };
+        BOOST_REQUIRE(watch
+                          .start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h,
+                                 ChangeWatch::KeepDeleted::no, same)
+                          .is_ok());
+        BOOST_REQUIRE(watch.wait_listed(clock.now() + 30s, [] { return 0; }));
+        BOOST_TEST(watch.wait(clock.now(), [] { return 0; }));  // the first pass
+        CacheView listed = watch.view(0);
+        BOOST_TEST(listed.usable);
+        BOOST_TEST(listed.objects.size() == 1u);
+        BOOST_TEST(listed.valid_from == listed.progress);  // a list holds from its RV
+
+        // The caller's own write: cached, but no wake.
+        json patched = *fake.patch(ref, {{"metadata", {{"annotations", {{"k", "v"}}}}}});
+        watch.ignore_version(patched["metadata"]["resourceVersion"]);
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(patched); }));
+        BOOST_TEST(!watch.wait(clock.now(), [] { return 0; }));
+        BOOST_TEST(watch.view(0).objects.at(0)["metadata"]["annotations"]["k"] == "v");
+
+        // A tally-only write wakes the wait, but the Job held still across it.
+        fake.mutate(ref, [](json& j) { j["status"]["ready"] = 1; });
+        BOOST_TEST(watch.wait(clock.now() + 30s, [] { return 0; }));
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress > rv(patched); }));
+        BOOST_TEST(watch.view(0).valid_from == listed.valid_from);
+
+        // A counted change moves the start of the range to its version.
+        json failed = *fake.patch(ref, {{"status", {{"failed", 1}}}});
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(failed); }));
+        BOOST_TEST(watch.view(0).valid_from == rv(failed));
+        server_ends = true;
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
