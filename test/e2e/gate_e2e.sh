@@ -792,8 +792,9 @@ EOF
 
 # Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
 # evaluates from its watches' caches and reads the API only for a pass that would act: a
-# crash loop costs at most 6 requests per failed run (the retry Event and the memory
-# patch are two of them) besides the gate's start, and a quiet Job no read in 35 s
+# crash loop costs at most 7 requests per failed run (the retry Event, the memory patch
+# and the kept log's read are three of them) besides the gate's start, and a quiet Job
+# no read in 35 s
 # (past the 30 s resync). Before issue 16: 60 requests for the 5 runs.
 scenario_request_budget() {
     local script
@@ -809,9 +810,10 @@ scenario_request_budget() {
     total=$(jq .total <<<"$counters")
     echo "crash loop, 5 failed runs: $total requests: $(jq -c .requests <<<"$counters")"
     # The 5 that start any gate (create, list and watch Job and pods), and per failed run
-    # the retry Event, the memory patch and the fresh read (GET, list, GET) of the pass
-    # that acts on it (30 measured; 60 before issue 16).
-    ((total <= 35)) || fail "$total requests for 5 failed runs, want <= 35 (5 + 6 per failed run)"
+    # the retry Event, the memory patch, the fresh read (GET, list, GET) of the pass that
+    # acts on it and the read of the failed run's log it keeps (39 measured; 60 before
+    # issue 16, without the kept log).
+    ((total <= 40)) || fail "$total requests for 5 failed runs, want <= 40 (5 + 7 per failed run)"
     job_manifest "$T/quiet.yaml" quiet Never 0 "$(job_script quiet 'sleep 1000')"
     # shellcheck disable=SC2046
     gate_bg "$T/quiet.log" $(gate_args pre-migrations "$T/quiet.yaml" "$NS" "$T/rep2")
