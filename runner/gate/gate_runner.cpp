@@ -49,9 +49,6 @@ struct GateRunner::Pass {
     gates::Verdict verdict;
     std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
     bool consistent = true;          // false: no snapshot settled, nothing was evaluated
-    // The pods the Job's status accounts for (active, succeeded, failed): more than this
-    // pass and the watch know means a pod was created and gone between two passes.
-    long long accounted_pods = 0;
 };
 
 GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
@@ -134,7 +131,6 @@ Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& se
     }
     std::optional<gates::Job> decoded;
     if (pass.job) {
-        pass.accounted_pods = accounted_pods(*pass.job);
         TRY_ASSIGN(decoded, gates::decode_job_json(*pass.job, "job " + id.name));
     }
     pass.verdict = gates::evaluate(settings.gate, decoded, pods, memory, m_clock.now());
@@ -322,7 +318,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         }
         if (pass && pass->verdict.state == gates::State::failed &&
             deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty(),
-                                      pass->accounted_pods)) {
+                                      pass->job ? accounted_pods(*pass->job) : 0)) {
             // Let the pod watch catch up (a wait ends when it delivers anything, a Job
             // change too), so the failure names that pod; bounded by k_settle_bound.
             if (!settle_until) {
