@@ -89,10 +89,15 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
 void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
     // A pod that failed as a whole (evicted, node shutdown: phase Failed without being
     // restarted) is one failed pod; its last run ended with it and is not also a failed
-    // container run (the controller counts restarts of Pending/Running pods only).
-    bool ended_with_pod = stopped_by_deletion(pod, c) || pod.phase == "Failed"sv;
+    // container run (the controller counts restarts of Pending/Running pods only). A run
+    // that failed on its own before a deletion stopped the pod is a failed run.
+    bool ended_with_pod =
+        stopped_by_deletion(pod, c) || (pod.phase == "Failed"sv && !pod.deletion_timestamp);
     int runs = ended_with_pod ? c.restart_count : failed_runs(c);
     bool active = is_active_phase(pod);
+    if (!active && pod.deletion_timestamp) {
+        a.stopped_restarts = sat_add(a.stopped_restarts, c.restart_count);
+    }
     if (runs == 0 && !active) {
         return;  // nothing to remember, nothing to add
     }

@@ -322,7 +322,10 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
                 continue;
             }
         }
-        if (job.restart_policy != "OnFailure"sv || pod->phase == "Failed"sv) {
+        // A pod Failed with nobody deleting it ended as a whole (above); one the Job's
+        // deletion stopped keeps the failed runs it had, which are the last failure.
+        if (job.restart_policy != "OnFailure"sv ||
+            (pod->phase == "Failed"sv && !pod->deletion_timestamp)) {
             continue;
         }
         for (const auto* list : {&pod->init_containers, &pod->containers}) {

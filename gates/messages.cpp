@@ -18,9 +18,20 @@ std::string attempt_text(const Counts& c) {
     if (c.limit == 2147483647) {  // backoffLimitPerIndex: no overall limit
         return std::to_string(c.attempt) + " failed pod(s) in all";
     }
-    return std::string(c.nearer == FailureKind::pod ? "pod " : "attempt ") +
-           std::to_string(c.attempt) + " of " + std::to_string(c.limit) + " failed, " +
-           std::to_string(c.left) + " left";
+    const bool pods = c.nearer == FailureKind::pod;
+    std::string out = std::string(pods ? "pod " : "attempt ") + std::to_string(c.attempt) +
+                      " of " + std::to_string(c.limit) + " failed, " + std::to_string(c.left) +
+                      " left";
+    if (c.limit > 0 && c.attempt > c.limit) {
+        // The controller acts on what it has seen: runs (or pods) can fail in between.
+        const std::string more = std::to_string(c.attempt - c.limit);
+        out += pods ? " (the limit was reached at pod " + std::to_string(c.limit) + "; " + more +
+                          " more failed before the Job controller stopped the Job's pods)"
+                    : " (the limit was reached at attempt " + std::to_string(c.limit) +
+                          "; the container ran " + more +
+                          " more time(s) before the Job controller stopped its pod)";
+    }
+    return out;
 }
 
 std::optional<std::string> failure_command(const GateMemory& mem,

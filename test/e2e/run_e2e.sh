@@ -230,10 +230,10 @@ scenario_secrets() {
     mkdir -p "$T/in"
     printf 'auth failed: %s %s %s %s %s\n' "${planted[@]}" >"$T/in/secret.txt"
     ok_job pre
-    # backoffLimit 1: the first failed run is seen while its pod lives, so the failure (and
-    # its planted secret) reaches the lock record; with 0 the controller may delete the
-    # pod before any pass reads it ("Last failure: none observed").
-    job_manifest "$T/post.yaml" post OnFailure 1 "$(job_script post "cat '$T/in/secret.txt' >\"\$KUBESIM_TERMINATION_LOG\"; cat '$T/in/secret.txt'; exit 1")"
+    # backoffLimit 2, every run 0.5 s: the pod runs on for half a second after its first
+    # run failed, so a pass reads that run's log (and its planted secrets) before the
+    # controller deletes the pod; with 1 the pod is deleted as soon as run 1 failed.
+    job_manifest "$T/post.yaml" post OnFailure 2 "$(job_script post "cat '$T/in/secret.txt' >\"\$KUBESIM_TERMINATION_LOG\"; cat '$T/in/secret.txt'; sleep 0.5; exit 1")"
     local store
     for store in file kubernetes; do
         write_store_config "$store" 'echo db $CI_DB_PASSWORD job $CI_JOB_TOKEN reg $CI_REGISTRY_PASSWORD deploy $CI_DEPLOY_PASSWORD kube $PLANTED_TOKEN'

@@ -344,6 +344,45 @@ std::vector<Case> cases() {
           .command = k_logs,
           .message_has = "is failing: BackoffLimitExceeded",
           .failure_reason = "Error"}},
+        // Found by the e2e secrets test: the controller failed the Job at restartCount 1
+        // and deleted the pod before any pass saw it running again; the pass sees it only
+        // as the watch delivered its deletion (Failed, its runs on it). The restarts that
+        // failed the Job are that pod's, and its failed run is the last failure.
+        {"a_pod_the_failure_deleted_carries_the_restarts_and_the_last_failure",
+         {.job = failed_job([] {
+              Job j = job("OnFailure", 1);
+              j.failed = 1;
+              return j;
+          }()),
+          .pods = {deleting(with_containers(pod("p", "Failed"), {[] {
+                                                ContainerStatus c = terminated(
+                                                    "migrations", term(1, "Error", "boom"), 1);
+                                                c.last_state.terminated = term(1, "Error", "boom");
+                                                return c;
+                                            }()}))}},
+         {.state = State::failed,
+          .reason = "MigrationsJobFailed",
+          .restarts = 1,
+          .attempt = 1,
+          .limit = 1,
+          .left = 0,
+          .event = "MigrationsFailed",
+          .message_has = "Last failure: container migrations exited 1 (Error): boom (attempt 1 "
+                         "of 1 failed, 0 left)",
+          .failure_reason = "Error"}},
+        // The kubelet restarts a crashing container at once the first time: a run can fail
+        // after the one that reached the limit, before the controller stops the pod.
+        {"a_run_past_the_limit_says_so",
+         {.job = job("OnFailure", 2), .pods = {crashing("p", 2)}},
+         {.state = State::retrying,
+          .reason = "RetryingPreMigrations",
+          .restarts = 3,
+          .attempt = 3,
+          .limit = 2,
+          .left = 0,
+          .message_has = "attempt 3 of 2 failed, 0 left (the limit was reached at attempt 2; "
+                         "the container ran 1 more time(s) before the Job controller stopped "
+                         "its pod)"}},
         // The kubelet keeps a deleted pod Running while a container (a sidecar) still
         // stops: the run its SIGTERM ended (143) is neither a failed attempt nor the last
         // failure; the run before it (exit 7) stays the last failure.
