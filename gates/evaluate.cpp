@@ -164,8 +164,8 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     int failed_pods = std::max(a.failed_pods, v.memory.failed_pods);
     // Ending, the restarts that failed the Job are the most seen, or those of the pods
     // its failure stopped (a pass may see the pod only after it was deleted).
-    int restarts = ending ? std::max({a.restarts, v.memory.restarts, a.stopped_restarts})
-                          : a.restarts;
+    int restarts =
+        ending ? std::max({a.restarts, v.memory.restarts, a.stopped_restarts}) : a.restarts;
     bool rose = remember_counts(v.memory, a, failed_pods, restarts);
     std::vector<std::string> tied;
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
