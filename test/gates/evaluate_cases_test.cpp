@@ -381,8 +381,8 @@ std::vector<Case> cases() {
           .limit = 2,
           .left = 0,
           .message_has = "attempt 3 of 2 failed, 0 left (the limit was reached at attempt 2; "
-                         "the container ran 1 more time(s) before the Job controller stopped "
-                         "its pod)"}},
+                         "the container ran once more before the Job controller stopped its "
+                         "pod)"}},
         // The kubelet keeps a deleted pod Running while a container (a sidecar) still
         // stops: the run its SIGTERM ended (143) is neither a failed attempt nor the last
         // failure; the run before it (exit 7) stays the last failure.
