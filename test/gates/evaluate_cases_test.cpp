@@ -53,6 +53,11 @@ Pod evicted(const std::string& name) {
     return disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
 }
 
+Job with_failed(Job j, int failed) {
+    j.failed = failed;
+    return j;
+}
+
 Job failed_job(Job j, const char* reason = "BackoffLimitExceeded",
                const char* message = "Job has reached the specified backoff limit") {
     return with_condition(std::move(j), cond("Failed", reason, message));
@@ -349,11 +354,7 @@ std::vector<Case> cases() {
         // as the watch delivered its deletion (Failed, its runs on it). The restarts that
         // failed the Job are that pod's, and its failed run is the last failure.
         {"a_pod_the_failure_deleted_carries_the_restarts_and_the_last_failure",
-         {.job = failed_job([] {
-              Job j = job("OnFailure", 1);
-              j.failed = 1;
-              return j;
-          }()),
+         {.job = failed_job(with_failed(job("OnFailure", 1), 1)),
           .pods = {deleting(with_containers(pod("p", "Failed"), {[] {
                                                 ContainerStatus c = terminated(
                                                     "migrations", term(1, "Error", "boom"), 1);
@@ -374,11 +375,7 @@ std::vector<Case> cases() {
         // the gate's first list. Nothing names the failure, but BackoffLimitExceeded
         // proves the limit was reached: the count says so, not "attempt 0 ... 1 left".
         {"backoff_limit_exceeded_with_no_failure_seen_counts_the_limit",
-         {.job = failed_job([] {
-              Job j = job("OnFailure", 1);
-              j.failed = 1;
-              return j;
-          }())},
+         {.job = failed_job(with_failed(job("OnFailure", 1), 1))},
          {.state = State::failed,
           .reason = "MigrationsJobFailed",
           .restarts = 1,
