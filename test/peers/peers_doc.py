@@ -7,12 +7,13 @@ import json
 import os
 import re
 
+import yaml
 from peers_scenarios import HELM_TIMEOUT_S, KUBECTL_TIMEOUT_S, SCENARIOS
 
 # "n of limit", as in "attempt 2 of 6" or "pod 1 of 1": which run failed, of how many.
 ATTEMPTS = r"\b\d+ of \d+\b"
 # A command that returns within this long of the Job's end returned with it.
-WITH_THE_JOB_S = 5
+WITH_THE_JOB_S = 10
 
 
 class Result:
@@ -79,6 +80,10 @@ def cell(lines):
 def table(scenario, results):
     rows = [
         f"### {scenario.title}", "", scenario.what, "",
+        "<details><summary>The Job (every tool's) and its container script</summary>", "",
+        "```yaml", yaml.safe_dump(scenario.manifest(f"<tmp>/{scenario.name}.sh"),
+                                  sort_keys=False).rstrip(), "```", "",
+        "```sh", scenario.script.rstrip(), "```", "", "</details>", "",
         "| tool | exit code | returns | returned after | Job ended after | what it printed "
         "(excerpt) | names the cause | names the exit code | names the attempt |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -159,7 +164,8 @@ def checked_excerpt(text):
     """The excerpt without what the control plane's timing decides: which failed run a
     retry line was about, and how many runs the controller let start before it stopped
     the pod (test/e2e/lib.sh check_failure_golden says the same of the goldens)."""
-    text = re.sub(r"(: retrying \(\w+\): (attempt|pod) \d+ of \d+ failed, \d+ left)[^`]*", r"\1", text)
+    text = re.sub(r"(: retrying \(\w+\): (attempt|pod) \d+ of \d+ failed, \d+ left)[^`]*",
+                  r"\1", text)
     return re.sub(r" \((attempt|pod) \d+ of \d+ failed[^)]*\)", " (<attempt>)", text)
 
 

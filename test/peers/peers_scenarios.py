@@ -57,7 +57,9 @@ class Scenario:
         return path
 
 
-COUNT = 'count="$0.$KUBESIM_NAMESPACE.count"; n=$(( $(cat "$count" 2>/dev/null || echo 0) + 1 )); echo $n > "$count"\n'
+# The container's run number in this namespace, in $n.
+COUNT = ('count="$0.$KUBESIM_NAMESPACE.count"\n'
+         'n=$(( $(cat "$count" 2>/dev/null || echo 0) + 1 )); echo $n > "$count"\n')
 
 SCENARIOS = [
     Scenario(
@@ -66,7 +68,8 @@ SCENARIOS = [
         "termination message `PG::LockNotAvailable`), then passes; each run takes 1 s.",
         "OnFailure", 6,
         COUNT + 'echo "run $n: migrating users"; sleep 1\n'
-        "if [ $n -le 2 ]; then echo 'PG::LockNotAvailable' > \"$KUBESIM_TERMINATION_LOG\"; exit 1; fi\n"
+        "if [ $n -le 2 ]; then\n"
+        "  echo 'PG::LockNotAvailable' > \"$KUBESIM_TERMINATION_LOG\"; exit 1\nfi\n"
         "echo migrated\n",
         False, r"LockNotAvailable", r"exit(ed|code| code)?[ :=]*1\b"),
     Scenario(
@@ -154,8 +157,8 @@ TOOLS = [
          lambda d, m, ns, s: [helm(os.path.join(d, "hook-chart"), ns, "--wait", "--wait-for-jobs",
                                    "--timeout", TIMEOUT)],
          helm_install_first),
-    Tool("helm_resource_wait", "`helm upgrade --install --wait --wait-for-jobs` (Job in the release)",
-         HELM_TIMEOUT_S,
+    Tool("helm_resource_wait",
+         "`helm upgrade --install --wait --wait-for-jobs` (Job in the release)", HELM_TIMEOUT_S,
          lambda d, m, ns, s: [helm(os.path.join(d, "chart"), ns, "--wait", "--wait-for-jobs",
                                    "--timeout", TIMEOUT)],
          lambda d, m, ns: write_chart(d, m, hook=False) and []),
