@@ -16,11 +16,6 @@ ENVGATE=$(realpath "$1") KUBESIM=$(realpath "$2")
 project=$(realpath "$3")
 SCENARIO=gitlab-ci-local-retry
 source "$project/test/e2e/lib.sh"
-gcl="$project/scripts/node/node_modules/.bin/gitlab-ci-local"
-[[ -x $gcl ]] || fail "missing $gcl: run scripts/install-deps"
-for tool in rsync git jq xmllint setsid; do
-    command -v "$tool" >/dev/null || fail "missing $tool: run scripts/install-deps"
-done
 source "$(dirname "$0")/gitlab_ci_local_lib.sh"
 
 # write_retry_project: the deploy and unlock components for staging, a pre-migrations
@@ -32,12 +27,9 @@ write_retry_project() {
   echo 'relation users missing' | tee \"\$KUBESIM_TERMINATION_LOG\"; exit 3
 fi
 echo \"pre-migrations of \$APP_ENV for pipeline \$APP_PIPELINE\"" >jobs/pre-migrations.yaml
-    cat >envgate.yml <<EOF
-version: 1
-defaults:
-  namespace: gitlab
-  lock: { store: file, path: $T/locks, on_failure: hold }
-  unlockers: [ ci ]
+    {
+        config_defaults
+        cat <<EOF
 environments:
   - name: staging
 gates:
@@ -45,6 +37,7 @@ gates:
 steps:
   deploy: "echo deploy of \$ENVGATE_ENV by pipeline \$CI_PIPELINE_ID"
 EOF
+    } >envgate.yml
     cat >.gitlab-ci.yml <<'EOF'
 stages: [deploy]
 include:

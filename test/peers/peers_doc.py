@@ -177,7 +177,7 @@ def checked_lines(doc):
         if line.startswith("| ") and not line.startswith("| tool "):
             cells = re.split(r"(?<!\\)\|", line)[1:-1]
             cells[EXCERPT_COLUMN] = checked_excerpt(cells[EXCERPT_COLUMN])
-            line = "|".join(c for i, c in enumerate(cells) if i not in TIME_COLUMNS)
+            line = "|" + "|".join(c for i, c in enumerate(cells) if i not in TIME_COLUMNS) + "|"
         if line.startswith(("|", "### ", "Versions:")):
             lines.append(line)
     return lines
