@@ -1,10 +1,10 @@
 """The scenarios and the tools of scripts/peers-table: one Job manifest per scenario,
 the same for every tool, and how each tool is run on it.
 
-The Jobs are those of the gate end-to-end tests (test/e2e/gate_e2e.sh): a migration that
-crashes twice then passes, one that exits 7 until the restart limit, one whose pod the
-kubelet evicts. Their containers run as local processes on the control plane's node
-agent, so a container script is a file on this machine; its run counter is kept per
+The Jobs are shaped like those of the gate end-to-end tests (test/e2e/gate_e2e.sh): a
+migration that crashes twice then passes, one that exits 7 until the restart limit, one
+whose pod the kubelet evicts. The control plane's node agent runs their containers as
+local processes, so a container script is a file on this machine; its run counter is per
 namespace, so that the manifest is byte for byte the same for every tool.
 """
 import os
