@@ -72,13 +72,14 @@ $(printf '%s\n' "$2" | sed 's/^/              /')
 EOF
 }
 
-# config_defaults: the top of envgate.yml: a file lock store shared by every working
-# copy, held after a failure; the manual unlock job's user (ci) may unlock.
+# config_defaults [NAMESPACE]: the top of envgate.yml: the Jobs' namespace (gitlab), a
+# file lock store shared by every working copy, held after a failure; the manual unlock
+# job's user (ci) may unlock.
 config_defaults() {
     cat <<EOF
 version: 1
 defaults:
-  namespace: gitlab
+  namespace: ${1:-gitlab}
   lock: { store: file, path: $T/locks, on_failure: hold }
   unlockers: [ ci ]
 EOF

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Retry after an unlock, end to end in a real CI runner (gitlab-ci-local, shell
 # executor; helpers in gitlab_ci_local_lib.sh): a project with the `deploy` and
-# `unlock` components for staging, the real envgate against a private kubesim.
+# `unlock` components for staging, the real envgate against a private kubesim (or,
+# with ENVGATE_TEST_CLUSTER=controlplane, the real control plane of the test run).
 #   1. the pipeline's deploy job fails: its pre-migrations Job fails, staging is held;
 #   2. retried before the unlock, the job waits for the held lock and gives up (exit 3)
 #      with the unlock command, creating no Job;
@@ -28,7 +29,7 @@ write_retry_project() {
 fi
 echo \"pre-migrations of \$APP_ENV for pipeline \$APP_PIPELINE\"" >jobs/pre-migrations.yaml
     {
-        config_defaults
+        config_defaults "$NS"
         cat <<EOF
 environments:
   - name: staging
@@ -60,9 +61,10 @@ deploy_job() {
         envgate-deploy-staging </dev/null >"$T/$1.log" 2>&1) || RC=$?
     [[ $RC != 137 ]] || gfail "$T/$1.log" "gitlab-ci-local did not finish within 120s"
 }
-job_created() { sed -nE 's|.*created Job gitlab/(pre-migrations-[a-z0-9]+)$|\1|p' "$1" | head -1; }
+job_created() { sed -nE "s|.*created Job $NS/(pre-migrations-[a-z0-9]+)\$|\\1|p" "$1" | head -1; }
 
 start_kubesim
+NS=$(test_ns gitlab) # on the control plane: a namespace of this test's own
 KCFG=$KUBECONFIG # the jobs get it only as a CI variable
 mkdir -p "$T/bin" "$T/src"
 ln -s "$ENVGATE" "$T/bin/envgate"
@@ -118,11 +120,11 @@ grep -qE "^.*pre-migrations: new Job after the unlock by ci at [0-9T:-]+Z; " "$L
 new_job=$(job_created "$L")
 [[ -n $new_job && $new_job != "$failed_job" ]] || gfail "$L" "the retry did not create a new Job ($new_job)"
 log_lacks "$L" "re-attached"
-"${K[@]}" logs -n gitlab "job/$new_job" | grep -qx "pre-migrations of staging for pipeline 1011" ||
-    fail "the new Job did not run the migration: $("${K[@]}" logs -n gitlab "job/$new_job" 2>&1)"
-[[ $("${K[@]}" get job -n gitlab "$new_job" -o jsonpath='{.metadata.labels.envgate\.dev/unlock}') =~ ^[0-9]+$ ]] ||
+"${K[@]}" logs -n "$NS" "job/$new_job" | grep -qx "pre-migrations of staging for pipeline 1011" ||
+    fail "the new Job did not run the migration: $("${K[@]}" logs -n "$NS" "job/$new_job" 2>&1)"
+[[ $("${K[@]}" get job -n "$NS" "$new_job" -o jsonpath='{.metadata.labels.envgate\.dev/unlock}') =~ ^[0-9]+$ ]] ||
     fail "the new Job lacks the envgate.dev/unlock label"
-"${K[@]}" get job -n gitlab "$failed_job" -o json | jq -e '.status.conditions[]
+"${K[@]}" get job -n "$NS" "$failed_job" -o json | jq -e '.status.conditions[]
     | select(.type == "Failed" and .status == "True")' >/dev/null ||
     fail "the Job that failed is not left as it was"
 [[ -s $(artifact_dir w envgate-deploy-staging)/envgate-report/summary.html ]] ||
