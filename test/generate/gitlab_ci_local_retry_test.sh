@@ -84,6 +84,9 @@ failed_job=$(job_created "$L")
 [[ $(lock_json staging | jq -r .state) == failed ]] || fail "staging is not failed: $(lock_json staging)"
 holder=$(lock_json staging | jq -r .holder.id)
 [[ $holder == acme/envgate#1011 ]] || fail "staging is held by $holder, want acme/envgate#1011"
+# In a pipeline the job log names the manual unlock job first, then the CLI.
+grep -qE "run the manual job envgate-unlock-staging of this pipeline \(.+\) with the variable ENVGATE_UNLOCK_REASON" "$L" ||
+    gfail "$L" "the failed run does not name the manual unlock job"
 ok "the pipeline failed in pre-migrations (Job $failed_job); staging is held"
 
 # --- 2. retried before anyone unlocked it: it waits for the held lock, then gives up ----
@@ -92,6 +95,7 @@ L=$T/retry-locked.log
 [[ $RC != 0 ]] || gfail "$L" "a retry passed while staging was held"
 log_has "$L" "envgate run staging: failed (exit 3)"
 log_has "$L" "to unlock: envgate unlock staging --reason \"...\" --expect-holder $holder"
+log_has "$L" "run the manual job envgate-unlock-staging of this pipeline"
 log_lacks "$L" "created Job"
 log_lacks "$L" "deploy of staging"
 [[ $(lock_json staging | jq -r .state) == failed ]] || fail "the retry changed the held lock"
