@@ -49,13 +49,16 @@ gates::GateMemory fresh_memory(const gates::GateMemory& m) {
 }
 
 bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
-                        const std::optional<gates::Counts>& last) {
+                        const std::optional<LastPass>& last) {
     const bool kept =
         v.memory == memory || (memory.job_uid.empty() && v.memory == fresh_memory(v.memory));
-    const bool counted =
-        last ? v.counts == *last
-             : v.counts.attempt == 0 && v.counts.restarts == 0 && v.counts.failed_pods == 0;
-    return job && kept && counted && !v.event && v.state != gates::State::succeeded &&
+    // A state of its own would be reported from a Job and pods the two caches may show
+    // at different moments: a pod counted by neither (its finalizer gone, the Job's
+    // status not yet counting it) reads as "running" between two retries.
+    const bool same = last ? v.counts == last->counts && v.state == last->state
+                           : v.counts.attempt == 0 && v.counts.restarts == 0 &&
+                                 v.counts.failed_pods == 0 && v.state == gates::State::running;
+    return job && kept && same && !v.event && v.state != gates::State::succeeded &&
            v.state != gates::State::failed;
 }
 

@@ -34,13 +34,19 @@ long long accounted_pods(const nlohmann::json& job);
 // annotations starts from the same.
 gates::GateMemory fresh_memory(const gates::GateMemory& m);
 
+// What the gate's last completed pass concluded.
+struct LastPass {
+    gates::Counts counts;
+    gates::State state = gates::State::running;
+};
+
 // Whether a pass evaluated from the watch caches alone may stand: only when it changes
-// nothing the gate keeps or acts on (memory, counts, events, the end). Its words then
-// differ from the last pass's only by what one collection says on its own (a pod's
-// waiting reason, a Job condition), which needs no snapshot of the two together. The
-// first pass may stand when it counts nothing failed: that state was true before any
-// failure (at worst it is the cache lagging, as any watch does).
+// nothing the gate keeps or acts on (memory, counts, events, the state it reports, the
+// end). Its words then differ from the last pass's only by what one collection says on
+// its own (a pod's waiting reason, a Job condition), which needs no snapshot of the two
+// together. The first pass may stand when it runs and counts nothing failed: that state
+// was true before any failure (at worst it is the cache lagging, as any watch does).
 bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
-                        const std::optional<gates::Counts>& last);
+                        const std::optional<LastPass>& last);
 
 }  // namespace envgate

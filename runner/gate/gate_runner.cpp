@@ -77,7 +77,7 @@ void absorb_deleted(ChangeWatch& watch, std::set<std::string>& deleted,
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
                                              const json& selector, const gates::GateMemory& memory,
                                              ChangeWatch* watch,
-                                             const std::optional<gates::Counts>& last,
+                                             const std::optional<LastPass>& last,
                                              const std::vector<json>& departed) {
     const std::string pods_of = label_selector(selector);
     if (watch == nullptr) {
@@ -278,7 +278,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         // The first pass evaluates from both caches rather than reading everything.
         watch.wait_listed(m_clock.now() + std::chrono::seconds(10), settings.pending_signal);
     }
-    std::optional<gates::Counts> last_counts;  // of the last completed pass
+    std::optional<LastPass> last_pass;  // what the last completed pass concluded
     // Until when a failed verdict waits for the pod watch to deliver a deletion that may
     // be in flight (set by the first such pass); each delivered change ends one wait.
     std::optional<TimePoint> settle_until;
@@ -306,7 +306,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     };
     while (true) {
         absorb_deleted(watch, deleted, departed);
-        auto pass = observe(settings, id, selector, memory, cache, last_counts, departed);
+        auto pass = observe(settings, id, selector, memory, cache, last_pass, departed);
         if (pass && !pass->consistent) {
             // The Job kept changing during every pod list: nothing is evaluated; the next
             // change (or resync) tries again, signals and the timeout still apply.
@@ -341,7 +341,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         departed.clear();
         seen_pods = pass->pod_uids;
         std::size_t said = step.history.size();
-        last_counts = pass->verdict.counts;
+        last_pass = LastPass{pass->verdict.counts, pass->verdict.state};
         report_change(settings, pass->verdict, step);
         keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
         Status kept = remember(settings, id, *pass, memory, cache);

@@ -13,6 +13,7 @@
 #include "gates/gate.h"
 #include "runner/gate/change_watch.h"
 #include "runner/gate/gate_events.h"
+#include "runner/gate/gate_pass.h"
 #include "runner/gate/job_snapshot.h"
 #include "runner/gate/manifest.h"
 #include "runner/kube/kube_api.h"
@@ -54,11 +55,11 @@ class GateRunner {
     // `departed`: pods deleted since the last pass, as last seen (they join this pass
     // when the list no longer has them).
     // From the watch caches (`watch`, nullptr when not watching) while they answer, with
-    // reads where they cannot (job_snapshot.h); `last`: the counts of the last pass.
+    // reads where they cannot (job_snapshot.h); `last`: what the last pass concluded.
     // `departed`: pods deleted since the last pass, as last seen.
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
                          const nlohmann::json& selector, const gates::GateMemory& memory,
-                         ChangeWatch* watch, const std::optional<gates::Counts>& last,
+                         ChangeWatch* watch, const std::optional<LastPass>& last,
                          const std::vector<nlohmann::json>& departed);
     Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
                                    JobSnapshot snap, const gates::GateMemory& memory,
