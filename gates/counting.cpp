@@ -95,9 +95,6 @@ void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std:
         stopped_by_deletion(pod, c) || (pod.phase == "Failed"sv && !pod.deletion_timestamp);
     int runs = ended_with_pod ? c.restart_count : failed_runs(c);
     bool active = is_active_phase(pod);
-    if (!active && pod.deletion_timestamp) {
-        a.stopped_restarts = sat_add(a.stopped_restarts, c.restart_count);
-    }
     if (runs == 0 && !active) {
         return;  // nothing to remember, nothing to add
     }
@@ -275,9 +272,15 @@ Attempts count_attempts(const Job& job, const std::vector<const Pod*>& pods, Run
         if (!a.restarts_apply) {
             continue;
         }
+        const bool stopped = pod->deletion_timestamp &&
+                             !has_condition(*pod, "DisruptionTarget", "True") &&
+                             !removed_by_suspension(job, *pod);
         for (const auto* list : {&pod->init_containers, &pod->containers}) {
             for (const ContainerStatus& c : *list) {
                 count_container(a, *pod, c, key);
+                if (stopped) {
+                    a.deleted_restarts = sat_add(a.deleted_restarts, c.restart_count);
+                }
             }
         }
     }

@@ -74,9 +74,10 @@ std::string run_key(const Pod& pod, const ContainerStatus& c);
 struct Attempts {
     bool restarts_apply = false;  // restartPolicy OnFailure
     int restarts = 0;
-    // Restarts of pods the Job's deletion stopped (Failed, deletionTimestamp set): they
-    // counted while the pod ran, when the controller decided the Job had failed.
-    int stopped_restarts = 0;
+    // Restarts of the pods being deleted for no disruption or suspension of their own
+    // (the controller stopping them as it fails the Job): they counted while the pod
+    // ran, when the controller decided, also once the pod is Failed.
+    int deleted_restarts = 0;
     int restart_limit = 0;  // max(backoffLimit, 1)
     int failed_pods = 0;
     int failed_pod_limit = 0;  // backoffLimit + 1

@@ -117,6 +117,13 @@ Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Atte
         return {State::failing, "DeadlineExceeded",
                 "Job was active longer than specified deadline"};
     }
+    // The same order for the restart limit (pastBackoffLimitOnFailure): the controller
+    // deletes the pod whose restarts reached it, then writes FailureTarget. A pass in
+    // between sees a deleted pod whose restarts say why, not a retry.
+    if (a.restarts_apply && a.deleted_restarts >= a.restart_limit) {
+        return {State::failing, "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit"};
+    }
     if (job.suspend) {
         const Condition* c = true_condition(job, "Suspended");
         return {State::suspended, c != nullptr ? c->reason : "JobSuspended",
@@ -165,7 +172,7 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     // Ending, the restarts that failed the Job are the most seen, or those of the pods
     // its failure stopped (a pass may see the pod only after it was deleted).
     int restarts =
-        ending ? std::max({a.restarts, v.memory.restarts, a.stopped_restarts}) : a.restarts;
+        ending ? std::max({a.restarts, v.memory.restarts, a.deleted_restarts}) : a.restarts;
     bool rose = remember_counts(v.memory, a, failed_pods, restarts);
     std::vector<std::string> tied;
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));

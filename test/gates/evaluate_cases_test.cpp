@@ -383,6 +383,29 @@ std::vector<Case> cases() {
           .limit = 1,
           .left = 0,
           .message_has = "Last failure: none observed (attempt 1 of 1 failed, 0 left)"}},
+        // Found on the real control plane (1 run in 20): the controller deletes the pod
+        // whose restarts reached the limit, then writes FailureTarget; a pass in between
+        // saw the Failed pod and said "retrying: attempt 0 of 4 failed, 4 left".
+        {"a_pod_deleted_at_the_restart_limit_before_failure_target_is_failing",
+         {.job = job("OnFailure", 4),
+          .pods = {deleting(with_containers(
+              pod("p", "Failed"), {terminated("migrations", term(1, "Error", "run 5"), 4)}))}},
+         {.state = State::failing,
+          .reason = "RunningPreMigrations",
+          .restarts = 4,
+          .attempt = 4,
+          .limit = 4,
+          .left = 0,
+          .event = "",
+          .message_has = "is failing: BackoffLimitExceeded"}},
+        // An eviction is the pod's own failure, not the controller stopping it.
+        {"an_evicted_pod_past_the_restart_limit_is_not_the_restart_limit",
+         {.job = job("OnFailure", 4), .pods = {deleting([] {
+                                          Pod p = evicted("p");
+                                          p.containers[0].restart_count = 4;
+                                          return p;
+                                      }())}},
+         {.state = State::retrying, .reason = "RetryingPreMigrations"}},
         // The kubelet restarts a crashing container at once the first time: a run can fail
         // after the one that reached the limit, before the controller stops the pod.
         {"a_run_past_the_limit_says_so",
