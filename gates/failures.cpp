@@ -277,6 +277,15 @@ std::string describe_command(const std::string& ns, const std::string& job) {
     return "kubectl -n " + shell_quote(ns) + " describe " + "job/" + shell_quote(job);
 }
 
+std::string describe_pod_command(const std::string& ns, const std::string& pod) {
+    return "kubectl -n " + shell_quote(ns) + " describe " + "pod/" + shell_quote(pod);
+}
+
+std::string events_command(const std::string& ns, const std::string& name) {
+    return "kubectl -n " + shell_quote(ns) +
+           " get events --field-selector involvedObject.name=" + shell_quote(name);
+}
+
 namespace {
 
 bool has_failed_run(const Job& job, const Pod& pod) {
@@ -364,35 +373,54 @@ std::string describe_failure(const Failure& f) {
     return s;
 }
 
+namespace {
+
+void add_waiting_reasons(const Pod& pod, std::vector<std::string>& out) {
+    if (pod.phase != "Pending"sv && pod.phase != "Running"sv) {
+        return;
+    }
+    for (const Condition& c : pod.conditions) {
+        if (c.type == "PodScheduled"sv && c.status == "False"sv) {
+            out.push_back("pod " + pod.name + " is not scheduled: " + c.reason +
+                          (c.message.empty() ? "" : ": " + c.message));
+        }
+    }
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+        for (const ContainerStatus& c : *list) {
+            if (!c.state.waiting) {
+                continue;
+            }
+            const std::string& r = c.state.waiting->reason;
+            if (r.empty() || r == "CrashLoopBackOff"sv || r == "ContainerCreating"sv ||
+                r == "PodInitializing"sv) {
+                continue;
+            }
+            const std::string& m = c.state.waiting->message;
+            out.push_back("pod " + pod.name + " container " + c.name + " is waiting: " + r +
+                          (m.empty() ? "" : ": " + m));
+        }
+    }
+}
+
+}  // namespace
+
 std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods) {
     std::vector<std::string> out;
     for (const Pod* pod : pods) {
-        if (pod->phase != "Pending"sv && pod->phase != "Running"sv) {
-            continue;
-        }
-        for (const Condition& c : pod->conditions) {
-            if (c.type == "PodScheduled"sv && c.status == "False"sv) {
-                out.push_back("pod " + pod->name + " is not scheduled: " + c.reason +
-                              (c.message.empty() ? "" : ": " + c.message));
-            }
-        }
-        for (const auto* list : {&pod->init_containers, &pod->containers}) {
-            for (const ContainerStatus& c : *list) {
-                if (!c.state.waiting) {
-                    continue;
-                }
-                const std::string& r = c.state.waiting->reason;
-                if (r.empty() || r == "CrashLoopBackOff"sv || r == "ContainerCreating"sv ||
-                    r == "PodInitializing"sv) {
-                    continue;
-                }
-                const std::string& m = c.state.waiting->message;
-                out.push_back("pod " + pod->name + " container " + c.name + " is waiting: " + r +
-                              (m.empty() ? "" : ": " + m));
-            }
-        }
+        add_waiting_reasons(*pod, out);
     }
     return out;
+}
+
+const Pod* first_waiting_pod(const std::vector<const Pod*>& pods) {
+    for (const Pod* pod : pods) {
+        std::vector<std::string> reasons;
+        add_waiting_reasons(*pod, reasons);
+        if (!reasons.empty()) {
+            return pod;
+        }
+    }
+    return nullptr;
 }
 
 }  // namespace envgate::gates

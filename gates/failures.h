@@ -30,6 +30,15 @@ std::string logs_command(const std::string& ns, const std::string& job,
 Run run_of(const std::vector<const Pod*>& pods, const Failure& failure);
 std::string describe_command(const std::string& ns, const std::string& job);
 
+// A pod's status and events: where a waiting cause (a missing Secret, an image pull, the
+// scheduler's reason) is told; `describe job` shows neither.
+std::string describe_pod_command(const std::string& ns, const std::string& pod);
+
+// The events of the object `name` (a Job: the Job controller's and envgate's; a pod: the
+// kubelet's and the scheduler's): they outlive it (the API server keeps events an hour by
+// default), so this still answers once it was deleted.
+std::string events_command(const std::string& ns, const std::string& name);
+
 // The key under which GateMemory::failures_seen remembers a failure.
 std::string failure_key(const Failure& failure);
 
@@ -51,5 +60,8 @@ std::string describe_failure(const Failure& failure);
 // Why nothing runs: "pod P: container C waiting: ImagePullBackOff: ...", unschedulable
 // pods. Crash loops are not listed: they are counted as failures.
 std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods);
+
+// The first of `pods` that waiting_reasons names, if any.
+const Pod* first_waiting_pod(const std::vector<const Pod*>& pods);
 
 }  // namespace envgate::gates
