@@ -90,6 +90,8 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
     kube::LogOptions options{run.container, which == gates::Run::previous, k_kept_lines};
     auto text = api.logs(kube::pods(job.namespace_, failure.pod), options);
     if (!text.is_ok() && text.status().code() == Code::not_found) {
+        // `kubectl logs` finds nothing either now; the pod's events outlive it.
+        run.log_command = gates::events_command(job.namespace_, failure.pod);
         run.log_note = mask_secrets(
             "its log is gone: the pod was deleted before the gate "
             "could read it (" +

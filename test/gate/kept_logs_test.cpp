@@ -101,6 +101,9 @@ BOOST_AUTO_TEST_CASE(unreadable_log_is_noted_not_an_error) {
     BOOST_TEST(gone.log_note.find("the pod was deleted before the gate could read it") !=
                    std::string::npos,
                gone.log_note);
+    // kubectl logs would find no pod either: the pod's events are what still answers.
+    BOOST_TEST(gone.log_command ==
+               "kubectl -n gitlab get events --field-selector involvedObject.name=" + pod.name);
     api.set_logs(kube::pods("gitlab", pod.name), "migrations", true, "boom\n");
     api.fail_next(Code::transient, "logs");
     FailedRun refused = keep_failed_run(api, k_job, {pod}, failure_of(pod), {});
