@@ -381,8 +381,13 @@ void add_waiting_reasons(const Pod& pod, std::vector<std::string>& out) {
     }
     for (const Condition& c : pod.conditions) {
         if (c.type == "PodScheduled"sv && c.status == "False"sv) {
+            // The scheduler's message ends with a full stop; the sentence goes on.
+            std::string_view m = c.message;
+            while (!m.empty() && m.back() == '.') {
+                m.remove_suffix(1);
+            }
             out.push_back("pod " + pod.name + " is not scheduled: " + c.reason +
-                          (c.message.empty() ? "" : ": " + c.message));
+                          (m.empty() ? "" : ": " + std::string(m)));
         }
     }
     for (const auto* list : {&pod.init_containers, &pod.containers}) {

@@ -161,7 +161,8 @@ std::vector<Case> cases() {
          {.state = State::running,
           .reason = "RunningPreMigrations",
           .command = k_describe_pod,
-          .message_has = "not scheduled: Unschedulable: 0/3 nodes"}},
+          .message_has = "not scheduled: Unschedulable: 0/3 nodes are available: 3 Insufficient "
+                         "cpu. Details: kubectl -n gitlab describe pod/p"}},
         {"running_without_pods_points_at_failed_create_events",
          {.job = on_failure},
          {.state = State::running, .reason = "RunningPreMigrations", .message_has = "no pod yet"}},
