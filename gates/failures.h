@@ -57,11 +57,4 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
 // "container migrations exited 1 (Error): PG::..." or "pod P was preempted (...): ...".
 std::string describe_failure(const Failure& failure);
 
-// Why nothing runs: "pod P: container C waiting: ImagePullBackOff: ...", unschedulable
-// pods. Crash loops are not listed: they are counted as failures.
-std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods);
-
-// The first of `pods` that waiting_reasons names, if any.
-const Pod* first_waiting_pod(const std::vector<const Pod*>& pods);
-
 }  // namespace envgate::gates

@@ -5,6 +5,7 @@
 #include "gates/counting.h"
 #include "gates/failures.h"
 #include "gates/time.h"
+#include "gates/waiting.h"
 
 namespace envgate::gates {
 namespace {
