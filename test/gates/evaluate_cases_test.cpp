@@ -505,13 +505,13 @@ std::vector<Case> cases() {
         {"failed_job_kept_longer_than_its_events_is_described",
          {.job = failed_job(ttl(on_failure, 86400)), .memory = remembered(6)},
          {.state = State::failed, .reason = "MigrationsJobFailed", .command = k_describe}},
-        // The run that failed was on a pod that is gone (evicted, deleted): `kubectl logs
-        // job/mig` would read the replacement, which has no previous run.
-        {"retry_whose_failed_pod_is_gone_is_described_not_logged",
-         {.job = on_failure,
-          .pods = {with_containers(pod("q"), {running("migrations")})},
+        // The Job is failing and the controller already deleted the pod whose run failed:
+        // `kubectl logs job/mig` would find no pod (or another one's runs).
+        {"failing_whose_failed_pod_is_gone_is_described_not_logged",
+         {.job = with_condition(on_failure, cond("FailureTarget", "BackoffLimitExceeded",
+                                                 "Job has reached the specified backoff limit")),
           .memory = failed_on_gone_pod()},
-         {.state = State::retrying, .reason = "RetryingPreMigrations", .command = k_describe}},
+         {.state = State::failing, .reason = "RunningPreMigrations", .command = k_describe}},
         {"job_deleted_after_it_completed_stays_succeeded",
          {.job = std::nullopt, .memory = completed},
          {.state = State::succeeded, .reason = "PreMigrationsComplete"}},
