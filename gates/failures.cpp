@@ -250,10 +250,25 @@ std::string shell_quote(std::string_view text) {
     return out + "'";
 }
 
+namespace {
+
+// `ref` as kubectl names it: job/NAME or pod/NAME.
+std::string logs_of(const std::string& ns, const std::string& ref, const std::string& container,
+                    Run run) {
+    return "kubectl -n " + shell_quote(ns) + " logs " + ref + " -c " + shell_quote(container) +
+           (run == Run::previous ? " --previous" : "");
+}
+
+}  // namespace
+
 std::string logs_command(const std::string& ns, const std::string& job,
                          const std::string& container, Run run) {
-    return "kubectl -n " + shell_quote(ns) + " logs " + "job/" + shell_quote(job) + " -c " +
-           shell_quote(container) + (run == Run::previous ? " --previous" : "");
+    return logs_of(ns, "job/" + shell_quote(job), container, run);
+}
+
+std::string pod_logs_command(const std::string& ns, const std::string& pod,
+                             const std::string& container, Run run) {
+    return logs_of(ns, "pod/" + shell_quote(pod), container, run);
 }
 
 Run run_of(const std::vector<const Pod*>& pods, const Failure& f) {

@@ -24,6 +24,12 @@ enum class Run { current, previous };
 std::string logs_command(const std::string& ns, const std::string& job,
                          const std::string& container, Run run = Run::previous);
 
+// The same for one pod: `logs job/...` reads whichever pod kubectl picks, not
+// necessarily the one of a given failed run when the Job has several (restartPolicy
+// Never: a pod per run).
+std::string pod_logs_command(const std::string& ns, const std::string& pod,
+                             const std::string& container, Run run = Run::previous);
+
 // Where `kubectl logs` finds the failed run `failure` in `pods` now: current when it is
 // its container's state (terminated, not restarted yet), else previous (also when the
 // pod is gone).
