@@ -419,8 +419,8 @@ scenario_sigterm() {
 # restartPolicy Never, backoffLimit 2, a migration that always fails: two retries, then
 # the third failed pod exhausts the budget (pod limit).
 scenario_pod_limit_never() {
-    job_manifest "$T/never.yaml" podlimit Never 2 \
-        "$(job_script podlimit "sleep 0.3; echo 'duplicate key' > \"\$KUBESIM_TERMINATION_LOG\"; exit 4")"
+    job_manifest "$T/never.yaml" podlimit Never 2 "$(job_script podlimit "$(count_runs "$T/podlimit.count")
+echo \"run \$n: inserting users\"; sleep 0.3; echo 'duplicate key' > \"\$KUBESIM_TERMINATION_LOG\"; exit 4")"
     # shellcheck disable=SC2046
     run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
     expect_rc 1 "the pod limit reached"
@@ -439,6 +439,12 @@ scenario_pod_limit_never() {
     check_reports "$T/rep" e1 failed MigrationsJobFailed
     check_failure_golden pod_limit_never "$T/gate.log" "$T/rep"
     run_next "$T/gate.log" 'BackoffLimitExceeded'
+    # A pod per run: the first failed run's command (JUnit, summary) reads its own pod.
+    local first
+    first=$(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[0].log_command' "$T/rep/run.json")
+    [[ $first == *" logs pod/"* ]] || fail "failed run 1's command does not name its pod: $first"
+    (cd "$T" && bash -c "$first") >"$T/run1.out" 2>&1 || fail "$first: $(cat "$T/run1.out")"
+    grep -qx "run 1: inserting users" "$T/run1.out" || fail "$first does not show run 1: $(cat "$T/run1.out")"
     ok "Never, backoffLimit 2: two retries, the third failed pod fails the gate, exit 1"
 }
 
