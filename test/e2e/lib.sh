@@ -274,7 +274,7 @@ run_next() {
 }
 
 # check_failure_golden NAME LOG REPORT_DIR [LINES]: what on-call sees of this failure (the
-# job log's failure_lines, the failed step's JUnit failure and the first failed run's
+# job log's failure_lines, envgate's exit code (RC), the failed step's JUnit failure and the first failed run's
 # testcase with its kept log, summary.md's table, commands, the first failed run's kept log
 # and the lock; not the history after it, whose passes depend on timing), made generic,
 # equals test/golden/failures/NAME.md (ENVGATE_UPDATE_GOLDEN=1 rewrites it);
@@ -295,7 +295,8 @@ check_failure_golden() {
             /^    / { b = b $0 "\n"; next }
             { flush(); b = $0 "\n" }
             END { flush() }'
-        printf '```\n\n#### JUnit (the Tests tab)\n\n```xml\n'
+        printf '```\n\nThe job ends with exit code %s.\n' "$RC"
+        printf '\n#### JUnit (the Tests tab)\n\n```xml\n'
         xmllint --xpath '//testcase[not(contains(@name, " failed run "))]/failure' "$rep/junit.xml" 2>/dev/null ||
             echo "(no failed testcase)"
         if xmllint --xpath '(//testcase[contains(@name, " failed run ")])[1]' "$rep/junit.xml" >"$T/run1.xml" 2>/dev/null; then
