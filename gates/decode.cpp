@@ -197,6 +197,7 @@ Status read_job_spec(const json& spec, const std::string& p, Job& job) {
     TRY(read_count(spec, "backoffLimitPerIndex", p, job.backoff_limit_per_index));
     TRY(read_count(spec, "maxFailedIndexes", p, job.max_failed_indexes));
     TRY(read_count(spec, "activeDeadlineSeconds", p, job.active_deadline_seconds));
+    TRY(read_count(spec, "ttlSecondsAfterFinished", p, job.ttl_seconds_after_finished));
     if (const json* sel = field(spec, "selector")) {
         TRY(expect_object(*sel, child(p, "selector")));
         TRY(read_string_map(*sel, "matchLabels", child(p, "selector"), job.selector));

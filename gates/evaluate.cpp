@@ -211,18 +211,19 @@ Verdict evaluate_deleted(Gate gate, const GateMemory& memory) {
     if (memory.ended) {
         // Seen failing or failed, then deleted (ttlSecondsAfterFinished, a cleanup, a
         // person): still that failure. Its events outlive it for a while.
-        v.command =
-            "kubectl -n " + shell_quote(memory.job_namespace) +
-            " get events --field-selector involvedObject.name=" + shell_quote(memory.job_name);
+        v.command = events_command(memory.job_namespace, memory.job_name);
         v.progressing = {false, names(gate).failed_reason,
                          ref + " failed: " + memory.ended->reason + ": " + memory.ended->message +
                              ", and was deleted since. Last failure: " + last_failure_text(memory) +
                              ". Its events: " + *v.command +
                              ". A change to the Job spec reruns the gate with a new Job."};
     } else {
+        // Who deleted it and when is in no object any more; the Job's events (its pods'
+        // creations, deletions, failures) are what is left.
+        v.command = events_command(memory.job_namespace, memory.job_name);
         v.progressing = {false, "JobDeleted",
                          ref + " was deleted before it completed (JobDeleted). Last failure: " +
-                             last_failure_text(memory) +
+                             last_failure_text(memory) + ". Its events: " + *v.command +
                              ". Rerunning the gate creates the Job again."};
     }
     if (!memory.failure_recorded) {

@@ -250,10 +250,25 @@ std::string shell_quote(std::string_view text) {
     return out + "'";
 }
 
+namespace {
+
+// `ref` as kubectl names it: job/NAME or pod/NAME.
+std::string logs_of(const std::string& ns, const std::string& ref, const std::string& container,
+                    Run run) {
+    return "kubectl -n " + shell_quote(ns) + " logs " + ref + " -c " + shell_quote(container) +
+           (run == Run::previous ? " --previous" : "");
+}
+
+}  // namespace
+
 std::string logs_command(const std::string& ns, const std::string& job,
                          const std::string& container, Run run) {
-    return "kubectl -n " + shell_quote(ns) + " logs " + "job/" + shell_quote(job) + " -c " +
-           shell_quote(container) + (run == Run::previous ? " --previous" : "");
+    return logs_of(ns, "job/" + shell_quote(job), container, run);
+}
+
+std::string pod_logs_command(const std::string& ns, const std::string& pod,
+                             const std::string& container, Run run) {
+    return logs_of(ns, "pod/" + shell_quote(pod), container, run);
 }
 
 Run run_of(const std::vector<const Pod*>& pods, const Failure& f) {
@@ -275,6 +290,15 @@ Run run_of(const std::vector<const Pod*>& pods, const Failure& f) {
 
 std::string describe_command(const std::string& ns, const std::string& job) {
     return "kubectl -n " + shell_quote(ns) + " describe " + "job/" + shell_quote(job);
+}
+
+std::string describe_pod_command(const std::string& ns, const std::string& pod) {
+    return "kubectl -n " + shell_quote(ns) + " describe " + "pod/" + shell_quote(pod);
+}
+
+std::string events_command(const std::string& ns, const std::string& name) {
+    return "kubectl -n " + shell_quote(ns) +
+           " get events --field-selector involvedObject.name=" + shell_quote(name);
 }
 
 namespace {
@@ -362,37 +386,6 @@ std::string describe_failure(const Failure& f) {
                                        " comes from the kill, not from the migration";
     }
     return s;
-}
-
-std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods) {
-    std::vector<std::string> out;
-    for (const Pod* pod : pods) {
-        if (pod->phase != "Pending"sv && pod->phase != "Running"sv) {
-            continue;
-        }
-        for (const Condition& c : pod->conditions) {
-            if (c.type == "PodScheduled"sv && c.status == "False"sv) {
-                out.push_back("pod " + pod->name + " is not scheduled: " + c.reason +
-                              (c.message.empty() ? "" : ": " + c.message));
-            }
-        }
-        for (const auto* list : {&pod->init_containers, &pod->containers}) {
-            for (const ContainerStatus& c : *list) {
-                if (!c.state.waiting) {
-                    continue;
-                }
-                const std::string& r = c.state.waiting->reason;
-                if (r.empty() || r == "CrashLoopBackOff"sv || r == "ContainerCreating"sv ||
-                    r == "PodInitializing"sv) {
-                    continue;
-                }
-                const std::string& m = c.state.waiting->message;
-                out.push_back("pod " + pod->name + " container " + c.name + " is waiting: " + r +
-                              (m.empty() ? "" : ": " + m));
-            }
-        }
-    }
-    return out;
 }
 
 }  // namespace envgate::gates

@@ -24,11 +24,26 @@ enum class Run { current, previous };
 std::string logs_command(const std::string& ns, const std::string& job,
                          const std::string& container, Run run = Run::previous);
 
+// The same for one pod: `logs job/...` reads whichever pod kubectl picks, not
+// necessarily the one of a given failed run when the Job has several (restartPolicy
+// Never: a pod per run).
+std::string pod_logs_command(const std::string& ns, const std::string& pod,
+                             const std::string& container, Run run = Run::previous);
+
 // Where `kubectl logs` finds the failed run `failure` in `pods` now: current when it is
 // its container's state (terminated, not restarted yet), else previous (also when the
 // pod is gone).
 Run run_of(const std::vector<const Pod*>& pods, const Failure& failure);
 std::string describe_command(const std::string& ns, const std::string& job);
+
+// A pod's status and events: where a waiting cause (a missing Secret, an image pull, the
+// scheduler's reason) is told; `describe job` shows neither.
+std::string describe_pod_command(const std::string& ns, const std::string& pod);
+
+// The events of the object `name` (a Job: the Job controller's and envgate's; a pod: the
+// kubelet's and the scheduler's): they outlive it (the API server keeps events an hour by
+// default), so this still answers once it was deleted.
+std::string events_command(const std::string& ns, const std::string& name);
 
 // The key under which GateMemory::failures_seen remembers a failure.
 std::string failure_key(const Failure& failure);
@@ -47,9 +62,5 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
 
 // "container migrations exited 1 (Error): PG::..." or "pod P was preempted (...): ...".
 std::string describe_failure(const Failure& failure);
-
-// Why nothing runs: "pod P: container C waiting: ImagePullBackOff: ...", unschedulable
-// pods. Crash loops are not listed: they are counted as failures.
-std::vector<std::string> waiting_reasons(const std::vector<const Pod*>& pods);
 
 }  // namespace envgate::gates

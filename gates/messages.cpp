@@ -4,6 +4,8 @@
 
 #include "gates/counting.h"
 #include "gates/failures.h"
+#include "gates/time.h"
+#include "gates/waiting.h"
 
 namespace envgate::gates {
 namespace {
@@ -51,7 +53,11 @@ std::optional<std::string> failure_command(const GateMemory& mem,
         return std::nullopt;
     }
     const Failure& f = *mem.last_failure;
-    if (f.kind == FailureKind::restart && f.container) {
+    // `kubectl logs job/...` reads a pod of the Job: once the failed run's pod is gone,
+    // it would read another pod's runs or none (the Job's events still say what failed).
+    bool pod_there =
+        std::any_of(pods.begin(), pods.end(), [&](const Pod* p) { return p->name == f.pod; });
+    if (f.kind == FailureKind::restart && f.container && pod_there) {
         return logs_command(mem.job_namespace, mem.job_name, *f.container, run_of(pods, f));
     }
     return describe_command(mem.job_namespace, mem.job_name);
@@ -88,9 +94,9 @@ void explain_running(const Pass& p, Verdict& v) {
     v.progressing.reason = names(p.gate).running_reason;
     v.progressing.message = p.ref + " is running";
     std::string describe = describe_command(p.job.namespace_, p.job.name);
-    if (!waiting.empty()) {
-        v.progressing.message += ", but " + join(waiting, "; ") + ". Details: " + describe;
-        v.command = describe;
+    if (const Pod* pod = first_waiting_pod(p.pods)) {
+        v.command = describe_pod_command(p.job.namespace_, pod->name);
+        v.progressing.message += ", but " + join(waiting, "; ") + ". Details: " + *v.command;
     } else if (p.pods.empty() && !managed_elsewhere(p.job)) {
         v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
     }
@@ -108,9 +114,11 @@ void explain_suspended(const Pass& p, Verdict& v) {
     if (c != nullptr && c->last_transition_time && *c->last_transition_time <= p.now) {
         v.progressing.message += " for " + format_duration(p.now - *c->last_transition_time);
     }
+    v.command = describe_command(p.job.namespace_, p.job.name);
     v.progressing.message += " (" + p.ending.reason + ": " + p.ending.message +
                              "); its pods were stopped without counting as failures, and the "
-                             "gate goes on once spec.suspend is false again";
+                             "gate goes on once spec.suspend is false again. Details: " +
+                             *v.command;
     if (v.memory.observed_failures > 0) {
         v.progressing.message +=
             " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
@@ -163,14 +171,38 @@ void explain_failing(const Pass& p, Verdict& v) {
         spent_text(p, v) + (v.command ? ". Details: " + *v.command : "");
 }
 
+// Events outlive their Job by the API server's event TTL (an hour by default): a failed
+// Job that ttlSecondsAfterFinished deletes sooner is described by its events, which still
+// answer once it is gone; otherwise `kubectl describe` says more (pods and events).
+constexpr int k_event_ttl_seconds = 3600;
+
+bool deleted_soon(const Job& job) {
+    return job.ttl_seconds_after_finished && *job.ttl_seconds_after_finished < k_event_ttl_seconds;
+}
+
+std::string details_of_failed(const Job& job) {
+    return deleted_soon(job) ? events_command(job.namespace_, job.name)
+                             : describe_command(job.namespace_, job.name);
+}
+
+std::string ttl_note(const Job& job) {
+    if (!deleted_soon(job)) {
+        return "";
+    }
+    return " (ttlSecondsAfterFinished " + std::to_string(*job.ttl_seconds_after_finished) +
+           " deletes the Job and its pods " +
+           format_duration(std::chrono::seconds(*job.ttl_seconds_after_finished)) +
+           " after it failed; its events outlive it)";
+}
+
 void explain_failed(const Pass& p, Verdict& v) {
     v.phase = Phase::failed;
     v.progressing.status = false;
     v.progressing.reason = names(p.gate).failed_reason;
-    v.command = describe_command(p.job.namespace_, p.job.name);
+    v.command = details_of_failed(p.job);
     v.progressing.message = p.ref + " failed: " + p.ending.reason + ": " + p.ending.message +
                             notes(p.job) + ". Last failure: " + last_failure_text(v.memory) +
-                            spent_text(p, v) + ". Details: " + *v.command +
+                            spent_text(p, v) + ". Details: " + *v.command + ttl_note(p.job) +
                             ". A change to the Job spec reruns the gate with a new Job.";
     if (!v.memory.failure_recorded) {
         v.event = Event{"Warning", names(p.gate).failed_event, v.progressing.message};

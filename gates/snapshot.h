@@ -104,8 +104,9 @@ struct Job {
     std::optional<int> completions;
     std::optional<int> backoff_limit_per_index;
     std::optional<int> max_failed_indexes;
-    std::optional<int> active_deadline_seconds;  // spec.activeDeadlineSeconds
-    std::optional<TimePoint> start_time;         // status.startTime
+    std::optional<int> active_deadline_seconds;     // spec.activeDeadlineSeconds
+    std::optional<int> ttl_seconds_after_finished;  // spec.ttlSecondsAfterFinished
+    std::optional<TimePoint> start_time;            // status.startTime
     std::vector<Condition> conditions;
     std::optional<std::string> failed_indexes;  // status.failedIndexes, "1,3-5"
     int active = 0;

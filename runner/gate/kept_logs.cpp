@@ -84,12 +84,18 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
                            ? gates::run_of(seen, failure)
                            : gates::Run::current;
     run.container_run = container_run(pods, failure, which);
-    if (failure.container) {
+    if (failure.container && failure.kind == gates::FailureKind::pod) {
+        // A pod per run: the command must name this run's pod.
+        run.log_command =
+            gates::pod_logs_command(job.namespace_, failure.pod, *failure.container, which);
+    } else if (failure.container) {
         run.log_command = gates::logs_command(job.namespace_, job.name, *failure.container, which);
     }
     kube::LogOptions options{run.container, which == gates::Run::previous, k_kept_lines};
     auto text = api.logs(kube::pods(job.namespace_, failure.pod), options);
     if (!text.is_ok() && text.status().code() == Code::not_found) {
+        // `kubectl logs` finds nothing either now; the pod's events outlive it.
+        run.log_command = gates::events_command(job.namespace_, failure.pod);
         run.log_note = mask_secrets(
             "its log is gone: the pod was deleted before the gate "
             "could read it (" +

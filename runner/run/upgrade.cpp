@@ -117,6 +117,12 @@ bool is_infra(Code c) {
 // rejects, missing RBAC, a failing credential plugin, a wrong CA or an unreachable API
 // end the run here, with nothing touched, instead of holding the environment after the
 // lock was taken.
+// An infrastructure error names the cluster it could not reach or that refused: the
+// kubeconfig context and server (on-call's laptop may point elsewhere).
+std::string Upgrade::cluster_of(const Status& status) const {
+    return is_infra(status.code()) ? " (" + describe_cluster(m_kube->config) + ")" : "";
+}
+
 int Upgrade::preflight() {
     auto first_gate = std::find_if(m_plan.begin(), m_plan.end(), [](auto& p) { return p.gate; });
     if (first_gate == m_plan.end()) {
@@ -134,7 +140,8 @@ int Upgrade::preflight() {
             continue;  // an existing Job of the same spec is re-attached to
         }
         m_ctx.err << "envgate run: preflight, before the lock: " << p.name << " (" << p.file
-                  << "): " << m_log.mask(admitted.message()) << "; nothing was touched\n";
+                  << "): " << m_log.mask(admitted.message()) << cluster_of(admitted)
+                  << "; nothing was touched\n";
         return is_infra(admitted.code()) ? k_exit_infra : k_exit_usage;
     }
     return k_exit_success;
@@ -148,7 +155,8 @@ int Upgrade::preflight_access(const std::string& gate_namespace) {
     auto denied = denied_needs(*m_kube->api, run_access_needs(gate_namespace, lease_namespace));
     if (!denied) {
         m_ctx.err << "envgate run: preflight, before the lock: access review: "
-                  << m_log.mask(denied.status().message()) << "; nothing was touched\n";
+                  << m_log.mask(denied.status().message()) << cluster_of(denied.status())
+                  << "; nothing was touched\n";
         return is_infra(denied.status().code()) ? k_exit_infra : k_exit_usage;
     }
     std::string missing;

@@ -67,6 +67,7 @@ class Upgrade {
     int plan();
     int preflight();
     int preflight_access(const std::string& gate_namespace);
+    std::string cluster_of(const Status& status) const;
     int lock();
     int run_steps();
     int run_planned(const Planned& p, StepReport& step);

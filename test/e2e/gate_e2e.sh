@@ -62,6 +62,10 @@ scenario_crashloop() {
     xmllint --xpath '//testcase/system-out/text()' "$T/rep/junit.xml" | grep -q "attempt 2 of 6 failed" ||
         fail "junit system-out lacks the retry history"
     check_kept_logs "$T/gate.log" "$T/rep" pre-migrations 2 "run %d: migrating users"
+    local lines='^pre-migrations: (retrying|succeeded) '
+    check_failure_golden crashloop "$T/gate.log" "$T/rep" "$lines"
+    # The last retry's logs --previous, on the pod that passed since: run 2's log.
+    run_next "$T/gate.log" '^run 2: migrating users$' "$lines"
     ok "crash-loop: 2 retries, one Warning event per failed run with logs --previous, kept logs, exit 0"
 }
 
@@ -144,6 +148,8 @@ scenario_restart_limit() {
     # The pod outlives the last failure (its proxy holds it): every run's log is kept.
     check_kept_logs "$T/gate.log" "$T/rep" pre-migrations "$(failed_runs_of "$T/rep" pre-migrations)" \
         "run %d: relation users missing"
+    check_failure_golden restart_limit "$T/gate.log" "$T/rep"
+    run_next "$T/gate.log" 'BackoffLimitExceeded'
     ok "restart limit: failing line while FailureTarget held, then failed with exit 7 remembered, logs kept, exit 1"
 }
 
@@ -196,7 +202,11 @@ gate_on_running_pod() {
 }
 
 scenario_evict_preempt() {
-    job_manifest "$T/never.yaml" never Never 1 "$(job_script never 'sleep 60')"
+    # Each pod prints a line and outlives its SIGTERM by the grace period (2 s), so the
+    # gate reads every failed run's log before the pod is gone.
+    job_manifest "$T/never.yaml" never Never 1 "$(job_script never "$(count_runs "$T/never.count")
+echo \"run \$n: waiting for the lock on users\"; trap '' TERM; sleep 60")" "" \
+        "      terminationGracePeriodSeconds: $(cluster_secs 2)"
     gate_on_running_pod "$T/never.yaml"
     local job=$JOB pod=$POD
     ctl evict "$NS/$pod" --message "node low on memory"
@@ -217,6 +227,9 @@ scenario_evict_preempt() {
     grep -qxE "[12] MigrationsRetrying" "$T/events.log" || fail "want one or two MigrationsRetrying events"
     grep -qx "1 MigrationsFailed" "$T/events.log" || fail "want one MigrationsFailed event"
     check_reports "$T/rep" e1 failed MigrationsJobFailed
+    check_failure_golden preempt_past_limit "$T/gate.log" "$T/rep" '^pre-migrations: retrying .*pod 1 of 2 failed'
+    # describe job: the gate's events on the Job name the preemption.
+    run_next "$T/gate.log" 'PreemptionByScheduler'
     ok "Never: eviction retried, preemption past the limit failed the gate, exit 1"
 }
 
@@ -234,6 +247,7 @@ scenario_deadline() {
         fail "events: $(event_summary "$NS" "$job")"
     check_reports "$T/rep" e1 failed BatchedMigrationsCheckFailed
     check_failure_golden deadline "$T/gate.log" "$T/rep"
+    run_next "$T/gate.log" 'DeadlineExceeded'
     ok "batched check: DeadlineExceeded -> BatchedMigrationsCheckFailed, exit 1"
 }
 
@@ -405,8 +419,8 @@ scenario_sigterm() {
 # restartPolicy Never, backoffLimit 2, a migration that always fails: two retries, then
 # the third failed pod exhausts the budget (pod limit).
 scenario_pod_limit_never() {
-    job_manifest "$T/never.yaml" podlimit Never 2 \
-        "$(job_script podlimit "sleep 0.3; echo 'duplicate key' > \"\$KUBESIM_TERMINATION_LOG\"; exit 4")"
+    job_manifest "$T/never.yaml" podlimit Never 2 "$(job_script podlimit "$(count_runs "$T/podlimit.count")
+echo \"run \$n: inserting users\"; sleep 0.3; echo 'duplicate key' > \"\$KUBESIM_TERMINATION_LOG\"; exit 4")"
     # shellcheck disable=SC2046
     run_envgate 120 "$T/gate.log" gate $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
     expect_rc 1 "the pod limit reached"
@@ -423,6 +437,14 @@ scenario_pod_limit_never() {
         fail "want 2 or 3 MigrationsRetrying events: $(sort "$T/events.log" | uniq -c)"
     [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
     check_reports "$T/rep" e1 failed MigrationsJobFailed
+    check_failure_golden pod_limit_never "$T/gate.log" "$T/rep"
+    run_next "$T/gate.log" 'BackoffLimitExceeded'
+    # A pod per run: the first failed run's command (JUnit, summary) reads its own pod.
+    local first
+    first=$(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[0].log_command' "$T/rep/run.json")
+    [[ $first == *" logs pod/"* ]] || fail "failed run 1's command does not name its pod: $first"
+    (cd "$T" && bash -c "$first") >"$T/run1.out" 2>&1 || fail "$first: $(cat "$T/run1.out")"
+    grep -qx "run 1: inserting users" "$T/run1.out" || fail "$first does not show run 1: $(cat "$T/run1.out")"
     ok "Never, backoffLimit 2: two retries, the third failed pod fails the gate, exit 1"
 }
 
@@ -485,7 +507,28 @@ scenario_job_deleted() {
     grep -E "^pre-migrations: failed \(JobDeleted\)" "$T/gate.log" >/dev/null ||
         fail "no JobDeleted verdict: $(grep '^pre-migrations:' "$T/gate.log" | tail -2)"
     check_reports "$T/rep" e1 failed JobDeleted
+    check_failure_golden job_deleted "$T/gate.log" "$T/rep"
+    # The Job is gone; its events (the gate's among them) are not.
+    run_next "$T/gate.log" 'was deleted before it completed'
     ok "Job deleted mid-run: JobDeleted, exit 1"
+}
+
+# A failed Job that ttlSecondsAfterFinished deletes 2 s after it failed: the failed line
+# points at the Job's events, which still answer once the Job and its pods are gone
+# (`kubectl describe` would not).
+scenario_ttl_deleted() {
+    job_manifest "$T/ttl.yaml" ttl Never 0 \
+        "$(job_script ttl "sleep 0.3; echo 'PG::UndefinedTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")" \
+        "  ttlSecondsAfterFinished: $(cluster_secs 2)"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/gate.log" gate $(gate_args pre-migrations "$T/ttl.yaml" "$NS" "$T/rep")
+    expect_rc 1 "the Job's one pod failed"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 60 "the TTL controller to delete the Job" bash -c "! kubectl get job -n '$NS' '$job' >/dev/null 2>&1"
+    check_failure_golden ttl_deleted "$T/gate.log" "$T/rep"
+    run_next "$T/gate.log" 'PG::UndefinedTable'
+    ok "failed Job deleted by its TTL: the printed events command still shows the failure"
 }
 
 # Issue 11, defect 1 (kubesim-only: ctl delay). Every pod list answers 300 ms late, so
@@ -549,6 +592,12 @@ if [ \$n -le 1 ]; then sleep 60; fi; echo migrated")
     log_lacks "$T/gate.log" "2 of 7 failed"
     [[ $(event_summary "$NS" "$job") == "1 MigrationsRetrying" ]] ||
         fail "events: $(event_summary "$NS" "$job"), want one MigrationsRetrying"
+    local lines='^pre-migrations: (retrying|succeeded) '
+    check_failure_golden eviction "$T/gate.log" "$T/rep" "$lines"
+    # The evicted pod is gone: describe job, whose events hold the gate's retry (on the
+    # real control plane a pass can see the pod failed before the eviction's condition:
+    # the event then names exit 137, the retry line after it the eviction).
+    run_next "$T/gate.log" "MigrationsRetrying.*pod 1 of 7 failed" "$lines"
     ok "OnFailure eviction: one failure, one retry line, one event, exit 0"
 }
 
@@ -608,6 +657,8 @@ scenario_fail_job_rule() {
     job=$(job_of "$T/gate.log")
     [[ $(event_summary "$NS" "$job") == "1 MigrationsFailed" ]] ||
         fail "events: $(event_summary "$NS" "$job"), want only one MigrationsFailed"
+    check_failure_golden fail_job_rule "$T/gate.log" "$T/rep"
+    run_next "$T/gate.log" 'matching FailJob rule at index 0'
     ok "FailJob rule: no retry, failed naming rule 0"
 }
 
@@ -623,6 +674,10 @@ if [ \$n -le 1 ]; then sleep 60; fi; until [ -f '$T/go' ]; do sleep 0.05; done; 
     "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
     wait_for 30 "the suspended line" grep -qE "^pre-migrations: suspended \(JobSuspended\): Job $NS/$job is suspended" "$T/gate.log"
     wait_for 30 "the pods to go" bash -c "[[ \$(kubectl get pods -n $NS -l job-name=$job -o json | jq '.items | length') == 0 ]]"
+    # The suspension as the Job controller's Suspended condition tells it (the line before
+    # the condition, if a pass saw one, says spec.suspend), and the pass after the resume.
+    local lines='^pre-migrations: (suspended .*\\(JobSuspended: Job suspended\\)|succeeded )'
+    run_next "$T/gate.log" 'Suspend: +true' "$lines"
     "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":false}}' >/dev/null
     wait_for 30 "a new pod" live_pod "$NS" "$job"
     touch "$T/go"
@@ -631,6 +686,7 @@ if [ \$n -le 1 ]; then sleep 60; fi; until [ -f '$T/go' ]; do sleep 0.05; done; 
     log_lacks "$T/gate.log" "retrying"
     log_lacks "$T/gate.log" "was deleted"
     [[ -z $(event_summary "$NS" "$job") ]] || fail "events: $(event_summary "$NS" "$job")"
+    check_failure_golden suspended "$T/gate.log" "$T/rep" "$lines"
     ok "suspend/resume: suspended line, nothing counted, exit 0"
 }
 
@@ -762,11 +818,14 @@ EOF
         "^pre-migrations: running \(RunningPreMigrations\): .* is waiting: CreateContainerConfigError" "$T/secret.log"
     wait_for 60 "a progress line naming the cause" grep -qE \
         "^pre-migrations: still running after .*Pending \(CreateContainerConfigError\)" "$T/secret.log"
+    local lines='^pre-migrations: (running .* is waiting: CreateContainerConfigError|succeeded)'
+    run_next "$T/secret.log" 'secret "db-creds" not found' "$lines"
     "${K[@]}" create secret generic db-creds -n "$NS" --from-literal=password=not-a-real-one >/dev/null
     wait_exit "$GATE_PID" 60
     expect_rc 0 "the Secret exists now"
+    GOLDEN_ON=controlplane check_failure_golden missing_secret "$T/secret.log" "$T/rep-secret" "$lines"
 
-    local image=registry.example.com/never-pulled:$RANDOM
+    local image=registry.example.com/never-pulled:$NS
     ctl unpullable "$image" on
     job_manifest "$T/image.yaml" noimage OnFailure 2 "$(job_script noimage 'echo migrated')"
     sed -i "s|image: registry.example.com/migrations:1.0|image: $image|" "$T/image.yaml"
@@ -779,6 +838,13 @@ EOF
         fail "the image pull failure is not named"
     grep -qE "^pre-migrations: GateTimeout: .*(ErrImagePull|ImagePullBackOff)" "$T/image.log" ||
         fail "the timeout does not say why nothing ran"
+    # The kubelet alternates between the two states (a pull, then its back-off): the
+    # timeout finds either, and each has its golden.
+    local state=image_never_starts
+    grep -qE "^pre-migrations: GateTimeout: .* is waiting: ImagePullBackOff" "$T/image.log" &&
+        state=image_never_starts_backoff
+    GOLDEN_ON=controlplane check_failure_golden "$state" "$T/image.log" "$T/rep-image"
+    run_next "$T/image.log" "$image"
 
     job_manifest "$T/nowhere.yaml" nowhere OnFailure 2 "$(job_script nowhere 'echo migrated')" "" \
         "      nodeSelector: {disk: none-such}"
@@ -788,6 +854,8 @@ EOF
     expect_rc 1 "a pod no node takes"
     grep -qE "^pre-migrations: running .* is not scheduled: Unschedulable" "$T/nowhere.log" ||
         fail "the unschedulable pod is not named"
+    GOLDEN_ON=controlplane check_failure_golden unschedulable "$T/nowhere.log" "$T/rep-nowhere"
+    run_next "$T/nowhere.log" "FailedScheduling|didn't match"
     ok "pending causes: CreateContainerConfigError until the Secret exists, ErrImagePull, Unschedulable named"
 }
 

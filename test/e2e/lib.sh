@@ -227,32 +227,87 @@ normalize_excerpt() {
         -e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z/<time>/g' -e 's/127\.0\.0\.1:[0-9]+/127.0.0.1:<port>/g' \
         -e 's/local:[^ @]+@[A-Za-z0-9._-]+/local:<user>@<host>/g' -e "s|${TMPDIR:-/tmp}/envgate-e2e\.[A-Za-z0-9]+|<tmp>|g" \
         -e 's/\| [0-9]+(ms|s|m[0-9]+s) \|/| <duration> |/g' -e 's/time="[0-9.]+"/time="<s>"/g' \
-        -e 's/\(([0-9]+(ms|s)) ago\)/(<age> ago)/g' -e 's/recorded as [A-Za-z0-9_-]+:/recorded as <user>:/g'
+        -e 's/\(([0-9]+(ms|s)) ago\)/(<age> ago)/g' -e 's/ for [0-9]+(ms|s|m[0-9]+s) \(/ for <duration> (/g' -e 's/recorded as [A-Za-z0-9_-]+:/recorded as <user>:/g'
 }
 
-# check_failure_golden NAME LOG REPORT_DIR: what on-call sees of this failure (the job
-# log's final failure line, lock lines and commands after them, the failed step's JUnit
-# failure, summary.md's table, commands and lock; not the history before, whose passes
-# depend on timing),
-# made generic, equals test/golden/failures/NAME.md (ENVGATE_UPDATE_GOLDEN=1 rewrites
-# it); scripts/failures-doc publishes them as docs/failures.md. Checked on kubesim: the
-# real control plane's timing gives other, equally right, attempt counts.
+# failure_lines LOG [LINES]: the job log's failure lines (a step's final failure, the lock
+# lines) and the commands printed on lines of their own under them; LINES (an ERE) adds
+# lines a scenario that does not fail shows on-call (its retries, a pending cause).
+failure_lines() {
+    awk -v extra="${2:-}" '/^[a-z-]+: (failed \(|[A-Z][A-Za-z]+: )|stays locked|was released|held after a failure/ ||
+             (extra != "" && $0 ~ extra) { on = 1; print; next }
+         on && /^  +(kubectl|envgate) / { print; next }
+         /^[^ ]/ { on = 0 }' "$1"
+}
+
+# next_commands LOG [LINES]: the commands those lines tell on-call to run next, each once,
+# one a line: those printed on lines of their own, else the last one a message names
+# ("Logs: kubectl ...", "Details: ...", "Its events: ...", "Check with: ...", up to the
+# sentence's end).
+next_commands() {
+    local lines
+    lines=$(failure_lines "$@")
+    if grep -qE '^  +(kubectl|envgate) ' <<<"$lines"; then
+        sed -nE 's/^  +((kubectl|envgate) .*)/\1/p' <<<"$lines" | awk '!seen[$0]++'
+        return
+    fi
+    { grep -oE '(Logs|Details|Its events|Check with): kubectl [^ ]+( [^ ]+)*' <<<"$lines" || true; } |
+        sed -E 's/^[A-Za-z ]+: //; s/\.( .*)?$//' | tail -1
+}
+
+# run_next LOG WANT [LINES]: runs every next command the failure printed, as on-call would
+# paste it right after the failure (in the test's directory, with its kubeconfig and this
+# envgate on PATH). Each must succeed and print something matching WANT (an ERE: the
+# failure it is about). Fails when no command was printed.
+run_next() {
+    local log=$1 want=$2 cmds cmd n=0
+    cmds=$(next_commands "$log" "${3:-}")
+    [[ -n $cmds ]] || fail "$log names no next command"
+    while IFS= read -r cmd; do
+        n=$((n + 1))
+        (cd "$T" && PATH=$(dirname "$ENVGATE"):$PATH bash -c "$cmd") >"$T/next-$n.out" 2>&1 ||
+            fail "the printed next command failed: $cmd: $(cat "$T/next-$n.out")"
+        grep -qE -- "$want" "$T/next-$n.out" ||
+            fail "the printed next command does not show /$want/: $cmd: $(head -30 "$T/next-$n.out")"
+        echo "next command ok: $cmd"
+    done <<<"$cmds"
+}
+
+# check_failure_golden NAME LOG REPORT_DIR [LINES]: what on-call sees of this failure (the
+# job log's failure_lines, envgate's exit code (RC), the failed step's JUnit failure and the first failed run's
+# testcase with its kept log, summary.md's table, commands, the first failed run's kept log
+# and the lock; not the history after it, whose passes depend on timing), made generic,
+# equals test/golden/failures/NAME.md (ENVGATE_UPDATE_GOLDEN=1 rewrites it);
+# scripts/failures-doc publishes them as docs/failures.md. Checked on kubesim (the real
+# control plane's timing gives other, equally right, attempt counts), or with
+# GOLDEN_ON=controlplane, for what only the control plane shows, there.
 check_failure_golden() {
     local name=$1 log=$2 rep=$3 golden out
-    [[ $CLUSTER == kubesim ]] || return 0
+    [[ $CLUSTER == "${GOLDEN_ON:-kubesim}" ]] || return 0
     golden=$(dirname "${BASH_SOURCE[0]}")/../golden/failures/$name.md
     out=$T/$name.excerpt.md
     {
         printf '#### The job log\n\n```text\n'
-        awk '/^[a-z-]+: (failed \(|[A-Z][A-Za-z]+: )|stays locked|was released|held after a failure/ {
-                 on = 1; print; next }
-             on && /^    (kubectl|envgate) / { print; next }
-             /^[^ ]/ { on = 0 }' "$log"
-        printf '```\n\n#### JUnit (the Tests tab)\n\n```xml\n'
+        # A line the gate printed again (its message changed in what normalize_excerpt
+        # makes generic: a duration) is shown once.
+        failure_lines "$log" "${4:-}" | normalize_excerpt | awk '
+            function flush() { if (b != "" && !seen[b]++) printf "%s", b; b = "" }
+            /^    / { b = b $0 "\n"; next }
+            { flush(); b = $0 "\n" }
+            END { flush() }'
+        printf '```\n\nThe job ends with exit code %s.\n' "$RC"
+        printf '\n#### JUnit (the Tests tab)\n\n```xml\n'
         xmllint --xpath '//testcase[not(contains(@name, " failed run "))]/failure' "$rep/junit.xml" 2>/dev/null ||
             echo "(no failed testcase)"
+        if xmllint --xpath '(//testcase[contains(@name, " failed run ")])[1]' "$rep/junit.xml" >"$T/run1.xml" 2>/dev/null; then
+            printf '\n\n'
+            cat "$T/run1.xml"
+        fi
         printf '\n```\n\n#### summary.md\n\n'
-        sed -n '/^| environment/,$p' "$rep/summary.md" | sed '/^### Failed runs/,/^### Lock/{/^### Lock/!d}'
+        sed -n '/^| environment/,$p' "$rep/summary.md" | awk '/^### Failed runs/ { runs = 1; print; next }
+            runs && /^### / { runs = 0 }
+            runs && /^\*\*.*, failed run [0-9]+\*\*/ { n++ }
+            !runs || n <= 1 { print }'
     } | normalize_excerpt >"$out"
     if [[ ${ENVGATE_UPDATE_GOLDEN:-} == 1 ]]; then
         mkdir -p "$(dirname "$golden")"

@@ -158,7 +158,9 @@ scenario_lock_held() {
     log_lacks "$T/run.log" "deploying"
     check_reports "$T/rep" e1 failed
     check_failure_golden lock_held "$T/run.log" "$T/rep"
-    ok "lock held after a failure: --wait-timeout 2s -> exit 3, unlock command printed"
+    run_next "$T/run.log" 'unlocked'
+    expect_lock free
+    ok "lock held after a failure: --wait-timeout 2s -> exit 3, the printed unlock command frees it"
 }
 
 # Preflight: a gate Job the API rejects (a misspelt field, refused by the server-side
@@ -183,7 +185,10 @@ scenario_preflight() {
         --kubeconfig "$T/unreachable.kubeconfig"
     expect_rc 4 "an unreachable API"
     log_has "$T/run2.log" "preflight, before the lock"
+    grep -qE "Connection refused.* \(kubeconfig context \"[^\"]+\", server https?://127\.0\.0\.1:1\); nothing was touched" "$T/run2.log" ||
+        fail "the unreachable API's error does not name the kubeconfig context and server"
     [[ ! -e $T/locks/e1.json ]] || fail "the lock was written with the API unreachable"
+    check_failure_golden api_unreachable "$T/run2.log" "$T/rep2" 'preflight, before the lock'
     if [[ $CLUSTER == controlplane ]]; then
         # A user without RBAC bindings: the access review names what it may not do.
         cp "$KUBECONFIG" "$T/restricted.kubeconfig"
@@ -194,10 +199,35 @@ scenario_preflight() {
         log_has "$T/run3.log" "the credentials may not create jobs.batch in namespace $NS"
         log_has "$T/run3.log" "get pods/log in namespace $NS"
         log_has "$T/run3.log" "kubectl auth can-i --list -n $NS"
+        local lines="preflight, before the lock"
+        GOLDEN_ON=controlplane check_failure_golden rbac_forbidden "$T/run3.log" "$T/rep3" "$lines"
+        # With the same credentials, what on-call would paste lists what they may do.
+        KUBECONFIG=$T/restricted.kubeconfig run_next "$T/run3.log" "selfsubjectaccessreviews" "$lines"
         [[ ! -e $T/locks/e1.json ]] || fail "the lock was written without RBAC"
         [[ -z $(jobs_in "$NS") ]] || fail "Jobs were created without RBAC"
     fi
     ok "preflight: a rejected Job exits 2, an unreachable API 4 (and no RBAC 2), before the lock, nothing created"
+}
+
+# A holder that vanished (its lease of 1 s ran out, nothing renewed it: a killed runner):
+# under policy hold the next run marks the lock failed (HolderVanished) and waits for an
+# unlock; the unlock command it prints frees the lock.
+scenario_stale_holder() {
+    ok_job pre
+    ok_job post
+    write_config 'echo deploying'
+    "$ENVGATE" lock acquire e1 --holder other --hold-for 1s --config "$CFG" >"$T/acquire.log" 2>&1 ||
+        fail "lock acquire for other: $(cat "$T/acquire.log")"
+    run_envgate 60 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep" --wait-timeout 3s
+    expect_rc 3 "the vanished holder's lock is held (failed) until an unlock"
+    log_has "$T/run.log" "HolderVanished"
+    log_lacks "$T/run.log" "deploying"
+    expect_lock failed
+    check_reports "$T/rep" e1 failed
+    check_failure_golden stale_holder "$T/run.log" "$T/rep" 'marked failed \\(HolderVanished|not obtained within'
+    run_next "$T/run.log" 'unlocked'
+    expect_lock free
+    ok "stale holder: marked failed (HolderVanished), exit 3, the printed unlock command frees it"
 }
 
 # write_store_config STORE DEPLOY_COMMAND: write_config with the lock in STORE (file, or

@@ -93,6 +93,21 @@ BOOST_AUTO_TEST_CASE(container_not_restarted_keeps_its_current_run) {
     BOOST_TEST(run.log_command == "kubectl -n gitlab logs job/migrate-1a2b3c4d -c migrations");
 }
 
+// Given a pod that failed as a whole (restartPolicy Never: a pod per run), then the
+// command names that pod: `logs job/...` would read whichever pod kubectl picks.
+BOOST_AUTO_TEST_CASE(failed_pod_names_its_own_pod_in_the_command) {
+    test::FakeKubeApi api;
+    gates::Pod pod = failed_pod(false);
+    pod.phase = "Failed";
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", false, "run 1\n");
+    gates::Failure f = failure_of(pod);
+    f.kind = gates::FailureKind::pod;
+    FailedRun run = keep_failed_run(api, k_job, {pod}, f, {});
+    BOOST_TEST(run.log_tail == "run 1");
+    BOOST_TEST(run.log_command ==
+               "kubectl -n gitlab logs pod/migrate-1a2b3c4d-x7k2p -c migrations");
+}
+
 BOOST_AUTO_TEST_CASE(unreadable_log_is_noted_not_an_error) {
     test::FakeKubeApi api;
     gates::Pod pod = failed_pod(true);
@@ -101,6 +116,9 @@ BOOST_AUTO_TEST_CASE(unreadable_log_is_noted_not_an_error) {
     BOOST_TEST(gone.log_note.find("the pod was deleted before the gate could read it") !=
                    std::string::npos,
                gone.log_note);
+    // kubectl logs would find no pod either: the pod's events are what still answers.
+    BOOST_TEST(gone.log_command ==
+               "kubectl -n gitlab get events --field-selector involvedObject.name=" + pod.name);
     api.set_logs(kube::pods("gitlab", pod.name), "migrations", true, "boom\n");
     api.fail_next(Code::transient, "logs");
     FailedRun refused = keep_failed_run(api, k_job, {pod}, failure_of(pod), {});

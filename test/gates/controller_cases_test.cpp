@@ -146,8 +146,8 @@ BOOST_AUTO_TEST_CASE(a_pod_matching_a_fail_job_rule_is_failing_at_once) {
 }
 
 // Defect 6. Given a suspended Job whose pod the suspension deleted, then the gate is
-// suspended with the condition's reason and for how long, counts and names nothing;
-// resumed, it runs again with no failure either.
+// suspended with the condition's reason and for how long, counts and names nothing,
+// points at `describe job`; resumed, it runs again with no failure either.
 BOOST_AUTO_TEST_CASE(a_suspended_job_is_its_own_state) {
     Pod stopped =
         with_containers(pod("p", "Failed"), {terminated("migrations", term(143, "Error", ""))});
@@ -160,6 +160,8 @@ BOOST_AUTO_TEST_CASE(a_suspended_job_is_its_own_state) {
     BOOST_TEST(v.progressing.message.find("for 10m") != std::string::npos, v.progressing.message);
     BOOST_TEST(!v.last_failure);
     BOOST_TEST(!v.event);
+    // `describe job` shows Suspend: true and the controller's Suspended event.
+    BOOST_TEST(v.command.value_or("") == "kubectl -n gitlab describe job/mig");
     Verdict resumed = eval(suspended(job(), "False", "2025-05-29T08:01:00Z"),
                            {stopped, with_containers(pod("q"), {running("migrations")})}, v.memory,
                            at("2025-05-29T08:01:05Z"));

@@ -82,6 +82,25 @@ Job with_policy(Job j, std::vector<PodFailureRule> rules) {
 
 const char* k_logs = "kubectl -n gitlab logs job/mig -c migrations --previous";
 const char* k_describe = "kubectl -n gitlab describe job/mig";
+// The cause of a waiting pod is in its status and events, which `describe job` omits.
+const char* k_describe_pod = "kubectl -n gitlab describe pod/p";
+const char* k_events = "kubectl -n gitlab get events --field-selector involvedObject.name=mig";
+
+Job ttl(Job j, int seconds) {
+    j.ttl_seconds_after_finished = seconds;
+    return j;
+}
+
+// Two runs failed on pod p, which is gone since.
+GateMemory failed_on_gone_pod() {
+    GateMemory m = remembered(2);
+    Failure f;
+    f.pod = "p";
+    f.container = "migrations";
+    f.reason = "Error";
+    m.last_failure = f;
+    return m;
+}
 
 std::vector<Case> cases() {
     const Job on_failure = job();
@@ -131,7 +150,7 @@ std::vector<Case> cases() {
                                             "Back-off pulling image \"toolbox:v0\"")})}},
          {.state = State::running,
           .reason = "RunningPreMigrations",
-          .command = k_describe,
+          .command = k_describe_pod,
           .message_has = "ImagePullBackOff: Back-off pulling image"}},
         {"running_names_create_container_config_error",
          {.job = on_failure,
@@ -140,14 +159,15 @@ std::vector<Case> cases() {
               {waiting("migrations", "CreateContainerConfigError", "secret \"db\" not found")})}},
          {.state = State::running,
           .reason = "RunningPreMigrations",
-          .command = k_describe,
+          .command = k_describe_pod,
           .message_has = "CreateContainerConfigError: secret \"db\" not found"}},
         {"running_names_unschedulable_pending_pod",
          {.job = on_failure, .pods = {pending_unschedulable}},
          {.state = State::running,
           .reason = "RunningPreMigrations",
-          .command = k_describe,
-          .message_has = "not scheduled: Unschedulable: 0/3 nodes"}},
+          .command = k_describe_pod,
+          .message_has = "not scheduled: Unschedulable: 0/3 nodes are available: 3 Insufficient "
+                         "cpu. Details: kubectl -n gitlab describe pod/p"}},
         {"running_without_pods_points_at_failed_create_events",
          {.job = on_failure},
          {.state = State::running, .reason = "RunningPreMigrations", .message_has = "no pod yet"}},
@@ -500,12 +520,35 @@ std::vector<Case> cases() {
         {"success_criteria_met_succeeds_before_complete",
          {.job = with_condition(on_failure, cond("SuccessCriteriaMet", "CompletionsReached"))},
          {.state = State::succeeded, .reason = "PreMigrationsComplete"}},
+        // Who deleted it is in no object any more: the Job's events are what is left.
         {"job_deleted_while_waiting_fails_with_job_deleted",
          {.job = std::nullopt, .memory = remembered(2)},
          {.state = State::failed,
           .reason = "JobDeleted",
           .event = "MigrationsFailed",
+          .command = k_events,
           .message_has = "was deleted before it completed (JobDeleted)"}},
+        // ttlSecondsAfterFinished deletes the failed Job before anyone can describe it; its
+        // events outlive it.
+        {"failed_job_deleted_soon_by_its_ttl_points_at_its_events",
+         {.job = failed_job(ttl(on_failure, 60)), .memory = remembered(6)},
+         {.state = State::failed,
+          .reason = "MigrationsJobFailed",
+          .event = "MigrationsFailed",
+          .command = k_events,
+          .message_has = "Details: " + std::string(k_events) +
+                         " (ttlSecondsAfterFinished 60 deletes the Job and its pods 1m0s after "
+                         "it failed; its events outlive it)"}},
+        {"failed_job_kept_longer_than_its_events_is_described",
+         {.job = failed_job(ttl(on_failure, 86400)), .memory = remembered(6)},
+         {.state = State::failed, .reason = "MigrationsJobFailed", .command = k_describe}},
+        // The Job is failing and the controller already deleted the pod whose run failed:
+        // `kubectl logs job/mig` would find no pod (or another one's runs).
+        {"failing_whose_failed_pod_is_gone_is_described_not_logged",
+         {.job = with_condition(on_failure, cond("FailureTarget", "BackoffLimitExceeded",
+                                                 "Job has reached the specified backoff limit")),
+          .memory = failed_on_gone_pod()},
+         {.state = State::failing, .reason = "RunningPreMigrations", .command = k_describe}},
         {"job_deleted_after_it_completed_stays_succeeded",
          {.job = std::nullopt, .memory = completed},
          {.state = State::succeeded, .reason = "PreMigrationsComplete"}},
