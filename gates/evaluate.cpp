@@ -171,6 +171,7 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
     remember_tied(v.memory, tied);
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
+    v.memory.attempts = v.counts.attempt;
     explain(p, v, rose);
     v.last_failure = v.memory.last_failure;
     return v;
@@ -181,6 +182,7 @@ Verdict evaluate_deleted(Gate gate, const GateMemory& memory) {
     v.memory = memory;
     v.counts.restarts = memory.restarts;
     v.counts.failed_pods = memory.failed_pods;
+    v.counts.attempt = memory.attempts;
     v.last_failure = memory.last_failure;
     std::string ref = "Job " + memory.job_namespace + "/" + memory.job_name;
     if (memory.completed) {

@@ -19,9 +19,8 @@ std::string attempt_text(const Counts& c) {
         return std::to_string(c.attempt) + " failed pod(s) in all";
     }
     const bool pods = c.nearer == FailureKind::pod;
-    std::string out = std::string(pods ? "pod " : "attempt ") + std::to_string(c.attempt) +
-                      " of " + std::to_string(c.limit) + " failed, " + std::to_string(c.left) +
-                      " left";
+    std::string out = std::string(pods ? "pod " : "attempt ") + std::to_string(c.attempt) + " of " +
+                      std::to_string(c.limit) + " failed, " + std::to_string(c.left) + " left";
     if (c.limit > 0 && c.attempt > c.limit) {
         // The controller acts on what it has seen: runs (or pods) can fail in between.
         const std::string more = std::to_string(c.attempt - c.limit);
@@ -83,9 +82,9 @@ void explain_running(const Pass& p, Verdict& v) {
     } else if (p.pods.empty() && !managed_elsewhere(p.job)) {
         v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
     }
-    if (v.memory.observed_failures > 0) {
+    if (v.counts.attempt > 0) {
         v.progressing.message +=
-            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
+            " (after " + std::to_string(v.counts.attempt) + " failed attempt(s))";
     }
     v.progressing.message += notes(p.job);
 }
@@ -100,9 +99,9 @@ void explain_suspended(const Pass& p, Verdict& v) {
     v.progressing.message += " (" + p.ending.reason + ": " + p.ending.message +
                              "); its pods were stopped without counting as failures, and the "
                              "gate goes on once spec.suspend is false again";
-    if (v.memory.observed_failures > 0) {
+    if (v.counts.attempt > 0) {
         v.progressing.message +=
-            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
+            " (after " + std::to_string(v.counts.attempt) + " failed attempt(s))";
     }
 }
 
@@ -166,9 +165,9 @@ void explain_succeeded(const Pass& p, Verdict& v) {
     v.phase = Phase::succeeded;
     v.progressing.reason = names(p.gate).complete_reason;
     v.progressing.message = p.ref + " completed";
-    if (v.memory.observed_failures > 0) {
+    if (v.counts.attempt > 0) {
         v.progressing.message +=
-            " after " + std::to_string(v.memory.observed_failures) + " failed attempt(s)";
+            " after " + std::to_string(v.counts.attempt) + " failed attempt(s)";
     }
     v.memory.completed = true;
 }
