@@ -171,7 +171,8 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
     remember_tied(v.memory, tied);
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
-    v.memory.attempts = v.counts.attempt;
+    // The count can fall (a finished pod is no longer listed): attempts are the highest.
+    v.memory.attempts = std::max(v.memory.attempts, v.counts.attempt);
     explain(p, v, rose);
     v.last_failure = v.memory.last_failure;
     return v;

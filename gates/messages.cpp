@@ -82,9 +82,9 @@ void explain_running(const Pass& p, Verdict& v) {
     } else if (p.pods.empty() && !managed_elsewhere(p.job)) {
         v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
     }
-    if (v.counts.attempt > 0) {
+    if (v.memory.attempts > 0) {
         v.progressing.message +=
-            " (after " + std::to_string(v.counts.attempt) + " failed attempt(s))";
+            " (after " + std::to_string(v.memory.attempts) + " failed attempt(s))";
     }
     v.progressing.message += notes(p.job);
 }
@@ -99,9 +99,9 @@ void explain_suspended(const Pass& p, Verdict& v) {
     v.progressing.message += " (" + p.ending.reason + ": " + p.ending.message +
                              "); its pods were stopped without counting as failures, and the "
                              "gate goes on once spec.suspend is false again";
-    if (v.counts.attempt > 0) {
+    if (v.memory.attempts > 0) {
         v.progressing.message +=
-            " (after " + std::to_string(v.counts.attempt) + " failed attempt(s))";
+            " (after " + std::to_string(v.memory.attempts) + " failed attempt(s))";
     }
 }
 
@@ -165,9 +165,9 @@ void explain_succeeded(const Pass& p, Verdict& v) {
     v.phase = Phase::succeeded;
     v.progressing.reason = names(p.gate).complete_reason;
     v.progressing.message = p.ref + " completed";
-    if (v.counts.attempt > 0) {
+    if (v.memory.attempts > 0) {
         v.progressing.message +=
-            " after " + std::to_string(v.counts.attempt) + " failed attempt(s)";
+            " after " + std::to_string(v.memory.attempts) + " failed attempt(s)";
     }
     v.memory.completed = true;
 }

@@ -319,7 +319,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         const bool ends = pass && (pass->verdict.state == gates::State::failed ||
                                    pass->verdict.state == gates::State::failing);
         if (ends && deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty(),
-                                      pass->job ? accounted_pods(*pass->job) : 0)) {
+                                              pass->job ? accounted_pods(*pass->job) : 0)) {
             // Let the pod watch catch up (a wait ends when it delivers anything, a Job
             // change too), so the failure names that pod; bounded by k_settle_bound. A
             // failing verdict waits too: the pod that failed the Job may be gone already.
@@ -349,7 +349,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                 fail(StepState::failed, "KubernetesApiError", kept.message(), k_exit_infra));
         }
         const gates::Verdict& v = pass->verdict;
-        step.attempts = v.counts.attempt;
+        step.attempts = v.memory.attempts;
         step.command = v.command;
         if (v.state == gates::State::succeeded) {
             step.state = StepState::passed;
