@@ -14,12 +14,12 @@ const char* const k_page_style = R"css(
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5em 2em;color:var(--fg);
 background:var(--bg)}a{color:var(--link)}.meta{color:var(--muted)}
 table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid var(--border);
-padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:var(--subtle)}pre{background:var(--subtle);border:1px solid var(--border);
+padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td:last-child{overflow-wrap:anywhere}th{background:var(--subtle)}pre{background:var(--subtle);border:1px solid var(--border);
 padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere;user-select:all;margin:.3em 0}
 code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:600;
-font-size:.85em;color:#fff;background:#59636e;vertical-align:middle}
+font-size:.85em;color:#fff;background:#59636e;vertical-align:middle;white-space:nowrap}
 .free,.passed,.succeeded,.success{background:#1a7f37}.held,.running{background:#0969da}
 .failed{background:#cf222e}.retrying,.passed-after-retries{background:#9a6700}
 .failing{background:#8250df}.skipped,.unknown{background:#59636e}

@@ -175,10 +175,17 @@ void write_step_row(std::ostream& out, const StepReport& s) {
         << s.duration_text() << "</td><td>" << s.attempts << "</td></tr>\n";
 }
 
-void write_failed_step(std::ostream& out, const StepReport& s) {
+// `s`, the failed step of the last run. A lock step that failed on the card's failed lock
+// (the run found it held after a failure) only points to that failure and its unlock.
+void write_failed_step(std::ostream& out, const StepReport& s, const LockRecord& lock) {
     out << "<div class=\"failure\">\n<p>Step <code>" << esc(s.name) << "</code> "
         << step_state_name(s.state)
-        << (s.reason.empty() ? "" : ": <strong>" + esc(s.reason) + "</strong>") << "</p>\n";
+        << (s.reason.empty() ? "" : ": <strong>" + esc(s.reason) + "</strong>");
+    if (s.kind == "lock" && lock.state == locks::LockState::failed) {
+        out << " (the lock's failure above)</p>\n</div>\n";
+        return;
+    }
+    out << "</p>\n";
     if (!s.message.empty()) {
         out << "<pre class=\"message\">" << esc(s.message) << "</pre>\n";
     }
@@ -221,7 +228,7 @@ void write_last_run(std::ostream& out, const DashboardLock& l, TimePoint now) {
     }
     out << "</tbody></table>\n";
     if (const StepReport* failed = r.failed_step()) {
-        write_failed_step(out, *failed);
+        write_failed_step(out, *failed, l.lock);
     }
 }
 

@@ -1,5 +1,6 @@
 // summary.html: the Markdown summary as one self-contained page (inline CSS, no
-// scripts, no external URLs). A retrying gate has its own colour and label.
+// scripts, no external URLs), the environment named once in its title. A retrying gate
+// has its own colour and label.
 #include <sstream>
 
 #include "runner/report/html_style.h"
@@ -19,11 +20,10 @@ std::string badge(const std::string& label) {
     return envgate::badge(label, label);
 }
 
-void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
+void write_row(std::ostream& out, const StepReport& s) {
     std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
-    out << "<tr><td>" << xml_escape(r.environment) << "</td><td>" << xml_escape(s.name)
-        << "</td><td>" << badge(step_label(s)) << "</td><td>" << s.duration_text() << "</td><td>"
-        << s.attempts << "</td><td>";
+    out << "<tr><td>" << xml_escape(s.name) << "</td><td>" << badge(step_label(s)) << "</td><td>"
+        << s.duration_text() << "</td><td>" << s.attempts << "</td><td>";
     if ((s.state == StepState::failed || s.state == StepState::cancelled) && !s.reason.empty()) {
         out << "<strong>" << xml_escape(s.reason) << "</strong>: ";
     }
@@ -75,10 +75,10 @@ std::string render_html(const RunReport& r) {
     std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
     out << "<h1>envgate: " << xml_escape(r.environment) << " " << badge(result) << "</h1>\n";
     write_links(out, r);
-    out << "<table><thead><tr><th>environment</th><th>step</th><th>state</th><th>duration</th>"
+    out << "<table><thead><tr><th>step</th><th>state</th><th>duration</th>"
         << "<th>attempts</th><th>message</th></tr></thead><tbody>\n";
     for (const auto& s : r.steps) {
-        write_row(out, r, s);
+        write_row(out, s);
     }
     out << "</tbody></table>\n";
     if (r.lock.name.empty()) {

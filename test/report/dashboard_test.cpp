@@ -247,6 +247,28 @@ BOOST_AUTO_TEST_CASE(failed_lock_hides_its_lease_and_says_each_fact_once) {
     BOOST_TEST(count(html, "<p class=\"meta\">file store") == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_run_that_found_the_lock_failed_points_to_that_failure) {
+    // Given: gprd's last run could not take the lock (held after the failure shown).
+    DashboardModel m = sample_model();
+    StepReport lock_step;
+    lock_step.name = "lock";
+    lock_step.kind = "lock";
+    lock_step.state = StepState::failed;
+    lock_step.reason = "LockHeldAfterFailure";
+    lock_step.message = "failed by ops/deploy#1234 (MigrationsJobFailed)";
+    lock_step.command = "envgate unlock gprd --reason \"...\" --expect-holder ops/deploy#1234";
+    m.locks[1].last_run->steps = {lock_step};
+    m.locks[1].last_run->pipeline_url = "https://gitlab.example.com/ops/deploy/-/pipelines/1240";
+    std::string gprd = between(render_dashboard(m, k_now), "id=\"lock-gprd\"", "</section>");
+    // Then: the unlock command once, the run's copy of the failure not at all.
+    BOOST_TEST(count(gprd, "envgate unlock gprd") == 1u);
+    BOOST_TEST(count(gprd, "failed by ops/deploy#1234") == 0u);
+    BOOST_TEST(
+        count(gprd, "<strong>LockHeldAfterFailure</strong> (the lock&#39;s failure above)") +
+            count(gprd, "<strong>LockHeldAfterFailure</strong> (the lock's failure above)") ==
+        1u);
+}
+
 BOOST_AUTO_TEST_CASE(page_reloads_itself_only_when_asked_and_has_a_dark_scheme) {
     DashboardModel m = sample_model();
     std::string still = render_dashboard(m, k_now);
