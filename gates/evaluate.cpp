@@ -171,6 +171,15 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
     remember_tied(v.memory, tied);
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
+    if (ending && p.ending.reason == "BackoffLimitExceeded"sv && !v.counts.index &&
+        v.counts.left > 0) {
+        // The controller reached a limit of which the gate saw fewer failures (a pod
+        // came and went between two passes): the count is at least that limit.
+        v.counts.attempt = v.counts.limit;
+        v.counts.left = 0;
+        (v.counts.nearer == FailureKind::restart ? v.counts.restarts : v.counts.failed_pods) =
+            v.counts.limit;
+    }
     // The count can fall (a finished pod is no longer listed): attempts are the highest.
     v.memory.attempts = std::max(v.memory.attempts, v.counts.attempt);
     explain(p, v, rose);

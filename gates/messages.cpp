@@ -10,6 +10,28 @@ namespace {
 
 using namespace std::string_view_literals;
 
+// Why a count passed its limit: the controller acts on what it has seen, so runs (or
+// pods) can fail in between; empty when the count is within the limit.
+std::string past_limit_text(const Counts& c) {
+    if (c.index || c.limit <= 0 || c.attempt <= c.limit) {
+        return "";
+    }
+    const int more = c.attempt - c.limit;
+    const std::string limit = std::to_string(c.limit);
+    if (c.nearer == FailureKind::pod) {
+        return "the limit was reached at pod " + limit + "; " + std::to_string(more) +
+               " more failed before the Job controller stopped the Job's pods";
+    }
+    return "the limit was reached at attempt " + limit + "; the container ran " +
+           (more == 1 ? std::string("once more") : std::to_string(more) + " more times") +
+           " before the Job controller stopped its pod";
+}
+
+std::string past_limit_suffix(const Counts& c) {
+    std::string past = past_limit_text(c);
+    return past.empty() ? "" : "; " + past;
+}
+
 std::string attempt_text(const Counts& c) {
     if (c.index) {
         return "index " + std::to_string(*c.index) + ": attempt " + std::to_string(c.attempt) +
@@ -18,19 +40,9 @@ std::string attempt_text(const Counts& c) {
     if (c.limit == 2147483647) {  // backoffLimitPerIndex: no overall limit
         return std::to_string(c.attempt) + " failed pod(s) in all";
     }
-    const bool pods = c.nearer == FailureKind::pod;
-    std::string out = std::string(pods ? "pod " : "attempt ") + std::to_string(c.attempt) + " of " +
-                      std::to_string(c.limit) + " failed, " + std::to_string(c.left) + " left";
-    if (c.limit > 0 && c.attempt > c.limit) {
-        // The controller acts on what it has seen: runs (or pods) can fail in between.
-        const std::string more = std::to_string(c.attempt - c.limit);
-        out += pods ? " (the limit was reached at pod " + std::to_string(c.limit) + "; " + more +
-                          " more failed before the Job controller stopped the Job's pods)"
-                    : " (the limit was reached at attempt " + std::to_string(c.limit) +
-                          "; the container ran " + more +
-                          " more time(s) before the Job controller stopped its pod)";
-    }
-    return out;
+    return std::string(c.nearer == FailureKind::pod ? "pod " : "attempt ") +
+           std::to_string(c.attempt) + " of " + std::to_string(c.limit) + " failed, " +
+           std::to_string(c.left) + " left";
 }
 
 std::optional<std::string> failure_command(const GateMemory& mem,
@@ -109,6 +121,9 @@ void explain_retrying(const Pass& p, Verdict& v, bool rose) {
     v.progressing.reason = names(p.gate).retry_reason;
     v.command = failure_command(v.memory, p.pods);
     std::string m = attempt_text(v.counts);
+    if (std::string past = past_limit_text(v.counts); !past.empty()) {
+        m += " (" + past + ")";
+    }
     if (v.memory.last_failure) {
         m += ": " + last_failure_text(v.memory);
     }
@@ -132,7 +147,9 @@ void explain_retrying(const Pass& p, Verdict& v, bool rose) {
 
 // The counts say nothing useful once a FailJob rule ended the Job: no attempt was spent.
 std::string spent_text(const Pass& p, const Verdict& v) {
-    return p.ending.reason == "PodFailurePolicy" ? "" : " (" + attempt_text(v.counts) + ")";
+    return p.ending.reason == "PodFailurePolicy"
+               ? ""
+               : " (" + attempt_text(v.counts) + past_limit_suffix(v.counts) + ")";
 }
 
 void explain_failing(const Pass& p, Verdict& v) {

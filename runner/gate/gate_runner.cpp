@@ -316,13 +316,15 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
             watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
             continue;
         }
-        const bool ends = pass && (pass->verdict.state == gates::State::failed ||
-                                   pass->verdict.state == gates::State::failing);
+        const bool ends =
+            pass && (pass->verdict.state == gates::State::failed ||
+                     (pass->verdict.state == gates::State::failing && !pass->verdict.last_failure));
         if (ends && deletion_may_be_in_flight(seen_pods, pass->pod_uids, deleted, !departed.empty(),
                                               pass->job ? accounted_pods(*pass->job) : 0)) {
             // Let the pod watch catch up (a wait ends when it delivers anything, a Job
             // change too), so the failure names that pod; bounded by k_settle_bound. A
-            // failing verdict waits too: the pod that failed the Job may be gone already.
+            // failing verdict that names no failure waits too: the pod that failed the
+            // Job may be gone already, its deletion still on the way.
             if (!settle_until) {
                 settle_until = m_clock.now() + k_settle_bound;
             }

@@ -9,6 +9,24 @@
 // The lock side of Upgrade: taking the lock, keeping it (heartbeat), the fencing
 // check every mutating action passes (still_holding) and what the run leaves it in.
 namespace envgate {
+namespace {
+
+// After `lead`, the way to unlock: in a pipeline its manual unlock job first (on-call
+// needs no lock store or cluster credentials for it), then the CLI.
+void say_unlock(JobLog& log, const std::string& lead, const std::string& env,
+                const std::optional<std::string>& pipeline_url, const std::string& command) {
+    log.line(Tone::failed, lead);
+    if (pipeline_url && !pipeline_url->empty()) {
+        log.line(Tone::failed,
+                 fmt::format("run the manual job envgate-unlock-{} of this pipeline ({}) with "
+                             "the variable ENVGATE_UNLOCK_REASON (why it is safe); or, with the "
+                             "lock store's and the cluster's credentials:",
+                             env, *pipeline_url));
+    }
+    log.command(command);
+}
+
+}  // namespace
 
 void Upgrade::fill_lock_report(const locks::LockRecord& record) {
     LockReport& l = m_report.lock;
@@ -72,8 +90,8 @@ int Upgrade::lock() {
     if (got->record.state == locks::LockState::failed) {
         step.message += " Failure: " + locks::describe_failure(got->record);
         step.command = locks::unlock_command(got->record);
-        m_log.line(Tone::failed, "the environment is held after a failure; to unlock it:");
-        m_log.command(*step.command);
+        say_unlock(m_log, "the environment is held after a failure; to unlock it:", m_env.name,
+                   m_report.pipeline_url, *step.command);
     }
     if (got->end == locks::AcquireEnd::cancelled) {
         return exit_for_signal(got->signal);
@@ -226,11 +244,11 @@ int Upgrade::settle(int exit_code) {
     if (current) {
         fill_lock_report(current->record);
         if (current->record.state == locks::LockState::failed) {
-            m_log.line(Tone::failed,
+            say_unlock(m_log,
                        fmt::format("{} stays locked after the failure ({}); once it "
                                    "is safe, unlock it:",
-                                   m_env.name, locks::describe_failure(current->record)));
-            m_log.command(locks::unlock_command(current->record));
+                                   m_env.name, locks::describe_failure(current->record)),
+                       m_env.name, m_report.pipeline_url, locks::unlock_command(current->record));
         }
     }
     return code;

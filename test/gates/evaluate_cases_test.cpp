@@ -53,6 +53,11 @@ Pod evicted(const std::string& name) {
     return disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
 }
 
+Job with_failed(Job j, int failed) {
+    j.failed = failed;
+    return j;
+}
+
 Job failed_job(Job j, const char* reason = "BackoffLimitExceeded",
                const char* message = "Job has reached the specified backoff limit") {
     return with_condition(std::move(j), cond("Failed", reason, message));
@@ -349,11 +354,7 @@ std::vector<Case> cases() {
         // as the watch delivered its deletion (Failed, its runs on it). The restarts that
         // failed the Job are that pod's, and its failed run is the last failure.
         {"a_pod_the_failure_deleted_carries_the_restarts_and_the_last_failure",
-         {.job = failed_job([] {
-              Job j = job("OnFailure", 1);
-              j.failed = 1;
-              return j;
-          }()),
+         {.job = failed_job(with_failed(job("OnFailure", 1), 1)),
           .pods = {deleting(with_containers(pod("p", "Failed"), {[] {
                                                 ContainerStatus c = terminated(
                                                     "migrations", term(1, "Error", "boom"), 1);
@@ -370,6 +371,18 @@ std::vector<Case> cases() {
           .message_has = "Last failure: container migrations exited 1 (Error): boom (attempt 1 "
                          "of 1 failed, 0 left)",
           .failure_reason = "Error"}},
+        // Found under load on kubesim: the pod was created, failed and deleted before
+        // the gate's first list. Nothing names the failure, but BackoffLimitExceeded
+        // proves the limit was reached: the count says so, not "attempt 0 ... 1 left".
+        {"backoff_limit_exceeded_with_no_failure_seen_counts_the_limit",
+         {.job = failed_job(with_failed(job("OnFailure", 1), 1))},
+         {.state = State::failed,
+          .reason = "MigrationsJobFailed",
+          .restarts = 1,
+          .attempt = 1,
+          .limit = 1,
+          .left = 0,
+          .message_has = "Last failure: none observed (attempt 1 of 1 failed, 0 left)"}},
         // The kubelet restarts a crashing container at once the first time: a run can fail
         // after the one that reached the limit, before the controller stops the pod.
         {"a_run_past_the_limit_says_so",
@@ -381,14 +394,15 @@ std::vector<Case> cases() {
           .limit = 2,
           .left = 0,
           .message_has = "attempt 3 of 2 failed, 0 left (the limit was reached at attempt 2; "
-                         "the container ran 1 more time(s) before the Job controller stopped "
-                         "its pod)"}},
+                         "the container ran once more before the Job controller stopped its "
+                         "pod)"}},
         // The kubelet keeps a deleted pod Running while a container (a sidecar) still
         // stops: the run its SIGTERM ended (143) is neither a failed attempt nor the last
         // failure; the run before it (exit 7) stays the last failure.
         {"run_stopped_by_the_deletion_of_a_failing_pod_is_not_a_failure",
-         {.job = with_condition(on_failure, cond("FailureTarget", "BackoffLimitExceeded",
-                                                 "Job has reached the specified backoff limit")),
+         {.job = with_condition(job("OnFailure", 2),
+                                cond("FailureTarget", "BackoffLimitExceeded",
+                                     "Job has reached the specified backoff limit")),
           .pods = {deleting(with_containers(
               pod("p"), {[] {
                              ContainerStatus c = terminated(
@@ -402,7 +416,7 @@ std::vector<Case> cases() {
           .reason = "RunningPreMigrations",
           .restarts = 2,
           .attempt = 2,
-          .left = 4,
+          .left = 0,
           .command = k_logs,
           .message_has = "exited 7 (Error): relation users missing",
           .failure_reason = "Error"}},

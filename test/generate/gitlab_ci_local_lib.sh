@@ -1,11 +1,18 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034,SC2154 # globals shared with gitlab_ci_local_test.sh
-# Helpers of gitlab_ci_local_test.sh: the example project (a git repository with the
-# components, envgate.yml, Job manifests and a deploy step), working copies of it
-# (each its own gitlab-ci-local state and pipeline ids), pipelines in the foreground
-# or the background (own process group), and checks of logs, artifacts and the lock.
-# Sourced after test/e2e/lib.sh (T, fail, wait_for, wait_exit, log_has, ...).
+# Helpers of gitlab_ci_local_test.sh and gitlab_ci_local_retry_test.sh: the example
+# project (a git repository with the components, envgate.yml, Job manifests and a
+# deploy step), working copies of it (each its own gitlab-ci-local state and pipeline
+# ids), pipelines in the foreground or the background (own process group), and checks
+# of logs, artifacts and the lock.
+# Sourced after test/e2e/lib.sh (T, fail, wait_for, wait_exit, log_has, ...), with
+# $project the source tree.
 
+gcl="$project/scripts/node/node_modules/.bin/gitlab-ci-local"
+[[ -x $gcl ]] || fail "missing $gcl: run scripts/install-deps"
+for tool in rsync git jq xmllint setsid; do
+    command -v "$tool" >/dev/null || fail "missing $tool: run scripts/install-deps"
+done
 GCL_GROUPS=()
 # Jobs name an image (the components' `image` input, the child's `default:image`);
 # the shell executor runs them all here, with the envgate binary on PATH.
@@ -65,6 +72,19 @@ $(printf '%s\n' "$2" | sed 's/^/              /')
 EOF
 }
 
+# config_defaults [NAMESPACE]: the top of envgate.yml: the Jobs' namespace (gitlab), a
+# file lock store shared by every working copy, held after a failure; the manual unlock
+# job's user (ci) may unlock.
+config_defaults() {
+    cat <<EOF
+version: 1
+defaults:
+  namespace: ${1:-gitlab}
+  lock: { store: file, path: $T/locks, on_failure: hold }
+  unlockers: [ ci ]
+EOF
+}
+
 write_project_files() {
     mkdir -p templates jobs scripts envs/staging envs/production envs/common
     cp "$project"/ci-templates/templates/*.yml templates/
@@ -82,12 +102,9 @@ if [ -e "$T/pause" ] && [ ! -e "$T/resume" ]; then
   while [ ! -e "$T/resume" ]; do sleep 0.05; done
 fi
 EOF
-    cat >envgate.yml <<EOF
-version: 1
-defaults:
-  namespace: gitlab
-  lock: { store: file, path: $T/locks, on_failure: hold }
-  unlockers: [ ci ]
+    {
+        config_defaults
+        cat <<EOF
 environments:
   - name: staging
     paths: [ "envs/staging/**", "envs/common/**" ]
@@ -107,6 +124,7 @@ ci:
   timeout: 30m
   deployment_tiers: { production: production }
 EOF
+    } >envgate.yml
     cat >.gitlab-ci.yml <<'EOF'
 stages: [plan, deploy]
 include:

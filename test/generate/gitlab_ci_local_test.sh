@@ -21,11 +21,6 @@ ENVGATE=$(realpath "$1") KUBESIM=$(realpath "$2")
 project=$(realpath "$3")
 SCENARIO=gitlab-ci-local
 source "$project/test/e2e/lib.sh"
-gcl="$project/scripts/node/node_modules/.bin/gitlab-ci-local"
-[[ -x $gcl ]] || fail "missing $gcl: run scripts/install-deps"
-for tool in rsync git jq xmllint setsid; do
-    command -v "$tool" >/dev/null || fail "missing $tool: run scripts/install-deps"
-done
 source "$(dirname "$0")/gitlab_ci_local_lib.sh"
 
 start_kubesim

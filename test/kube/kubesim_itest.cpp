@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
+
+#include <unistd.h>
 
 #include <Poco/Pipe.h>
 #include <Poco/PipeStream.h>
@@ -153,6 +156,12 @@ BOOST_AUTO_TEST_CASE(watch_from_a_compacted_version_is_gone) {
 }
 
 BOOST_AUTO_TEST_CASE(reflector_watches_a_job_to_completion) {
+    // The container ends only once the reflector has listed the Job (kubesim runs it as
+    // a local process): the completion is always a change the watch delivers.
+    const std::string go =
+        (std::filesystem::temp_directory_path() / ("envgate-reflector-" + std::to_string(getpid())))
+            .string();
+    std::filesystem::remove(go);
     const nlohmann::json job = {
         {"apiVersion", "batch/v1"},
         {"kind", "Job"},
@@ -165,7 +174,9 @@ BOOST_AUTO_TEST_CASE(reflector_watches_a_job_to_completion) {
               {"containers",
                {{{"name", "migrations"},
                  {"image", "busybox"},
-                 {"command", {"sh", "-c", "echo migrating; exit 0"}}}}}}}}}}}};
+                 {"command",
+                  {"sh", "-c",
+                   "until [ -e '" + go + "' ]; do sleep 0.01; done; echo migrating"}}}}}}}}}}}};
     auto created = api->create(kube::jobs("gitlab"), job);
     BOOST_REQUIRE_MESSAGE(created.is_ok(), why(created));
     kube::ReflectorOptions options;
@@ -173,11 +184,14 @@ BOOST_AUTO_TEST_CASE(reflector_watches_a_job_to_completion) {
     int changes = 0;
     Status status = kube::watch_until(*api, clock, kube::jobs("gitlab"), options, clock.now() + 60s,
                                       [&](kube::EventType, const nlohmann::json& object) {
-                                          ++changes;
+                                          if (++changes == 1) {
+                                              std::ofstream{go};
+                                          }
                                           return has_condition(object, "Complete")
                                                      ? kube::WatchNext::stop
                                                      : kube::WatchNext::proceed;
                                       });
+    std::filesystem::remove(go);
     BOOST_TEST(status.is_ok(), status.message());
     BOOST_TEST(changes >= 2);
 }
