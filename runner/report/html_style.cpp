@@ -19,7 +19,7 @@ td:last-child{overflow-wrap:anywhere}th{background:var(--subtle)}pre{background:
 padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere;user-select:all;margin:.3em 0}
 code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:600;
-font-size:.85em;color:#fff;background:#59636e;vertical-align:middle;white-space:nowrap}
+font-size:.85em;color:#fff;background:#59636e;vertical-align:middle}
 .free,.passed,.succeeded,.success{background:#1a7f37}.held,.running{background:#0969da}
 .failed{background:#cf222e}.retrying,.passed-after-retries{background:#9a6700}
 .failing{background:#8250df}.skipped,.unknown{background:#59636e}

@@ -1,6 +1,5 @@
 // summary.html: the Markdown summary as one self-contained page (inline CSS, no
-// scripts, no external URLs), the environment named once in its title. A retrying gate
-// has its own colour and label.
+// scripts, no external URLs). A retrying gate has its own colour and label.
 #include <sstream>
 
 #include "runner/report/html_style.h"
@@ -10,20 +9,22 @@
 namespace envgate {
 namespace {
 
-// Only what the dashboard does not share (report/html_style.h).
+// Only what the dashboard does not share (report/html_style.h). In a narrow window the
+// environment column, which the title names, gives its room to the messages.
 constexpr const char* k_style = R"css(
 h1{font-size:1.4em}table{width:100%;margin:1em 0}details{margin:.4em 0}
-summary{cursor:pointer}
+summary{cursor:pointer}@media (max-width:720px){.steps tr>:first-child{display:none}}
 )css";
 
 std::string badge(const std::string& label) {
     return envgate::badge(label, label);
 }
 
-void write_row(std::ostream& out, const StepReport& s) {
+void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
     std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
-    out << "<tr><td>" << xml_escape(s.name) << "</td><td>" << badge(step_label(s)) << "</td><td>"
-        << s.duration_text() << "</td><td>" << s.attempts << "</td><td>";
+    out << "<tr><td>" << xml_escape(r.environment) << "</td><td>" << xml_escape(s.name)
+        << "</td><td>" << badge(step_label(s)) << "</td><td>" << s.duration_text() << "</td><td>"
+        << s.attempts << "</td><td>";
     if ((s.state == StepState::failed || s.state == StepState::cancelled) && !s.reason.empty()) {
         out << "<strong>" << xml_escape(s.reason) << "</strong>: ";
     }
@@ -75,10 +76,12 @@ std::string render_html(const RunReport& r) {
     std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
     out << "<h1>envgate: " << xml_escape(r.environment) << " " << badge(result) << "</h1>\n";
     write_links(out, r);
-    out << "<table><thead><tr><th>step</th><th>state</th><th>duration</th>"
+    out << "<table "
+           "class=\"steps\"><thead><tr><th>environment</th><th>step</th><th>state</"
+           "th><th>duration</th>"
         << "<th>attempts</th><th>message</th></tr></thead><tbody>\n";
     for (const auto& s : r.steps) {
-        write_row(out, s);
+        write_row(out, r, s);
     }
     out << "</tbody></table>\n";
     if (r.lock.name.empty()) {
