@@ -187,6 +187,8 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
         (v.counts.nearer == FailureKind::restart ? v.counts.restarts : v.counts.failed_pods) =
             v.counts.limit;
     }
+    // The count can fall (a finished pod is no longer listed): attempts are the highest.
+    v.memory.attempts = std::max(v.memory.attempts, v.counts.attempt);
     explain(p, v, rose);
     v.last_failure = v.memory.last_failure;
     return v;
@@ -197,6 +199,7 @@ Verdict evaluate_deleted(Gate gate, const GateMemory& memory) {
     v.memory = memory;
     v.counts.restarts = memory.restarts;
     v.counts.failed_pods = memory.failed_pods;
+    v.counts.attempt = memory.attempts;
     v.last_failure = memory.last_failure;
     std::string ref = "Job " + memory.job_namespace + "/" + memory.job_name;
     if (memory.completed) {

@@ -35,6 +35,7 @@ json counts_to_json(const GateMemory& m) {
             {"observed_failures", m.observed_failures},
             {"restarts", m.restarts},
             {"failed_pods", m.failed_pods},
+            {"attempts", m.attempts},
             {"failed_runs", m.failed_runs},
             {"failures_seen", m.failures_seen},
             {"failure_recorded", m.failure_recorded},
@@ -57,6 +58,7 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
     TRY(read_count(j, "observed_failures", p, m.observed_failures));
     TRY(read_count(j, "restarts", p, m.restarts));
     TRY(read_count(j, "failed_pods", p, m.failed_pods));
+    TRY(read_count(j, "attempts", p, m.attempts));
     if (const json* runs = field(j, "failed_runs")) {
         std::string rp = child(p, "failed_runs");
         TRY(expect_object(*runs, rp));

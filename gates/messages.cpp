@@ -100,9 +100,9 @@ void explain_running(const Pass& p, Verdict& v) {
     } else if (p.pods.empty() && !managed_elsewhere(p.job)) {
         v.progressing.message += ", no pod yet (kubectl describe shows why: " + describe + ")";
     }
-    if (v.memory.observed_failures > 0) {
+    if (v.memory.attempts > 0) {
         v.progressing.message +=
-            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
+            " (after " + std::to_string(v.memory.attempts) + " failed attempt(s))";
     }
     v.progressing.message += notes(p.job);
 }
@@ -119,9 +119,9 @@ void explain_suspended(const Pass& p, Verdict& v) {
                              "); its pods were stopped without counting as failures, and the "
                              "gate goes on once spec.suspend is false again. Details: " +
                              *v.command;
-    if (v.memory.observed_failures > 0) {
+    if (v.memory.attempts > 0) {
         v.progressing.message +=
-            " (after " + std::to_string(v.memory.observed_failures) + " failed attempt(s))";
+            " (after " + std::to_string(v.memory.attempts) + " failed attempt(s))";
     }
 }
 
@@ -214,9 +214,9 @@ void explain_succeeded(const Pass& p, Verdict& v) {
     v.phase = Phase::succeeded;
     v.progressing.reason = names(p.gate).complete_reason;
     v.progressing.message = p.ref + " completed";
-    if (v.memory.observed_failures > 0) {
+    if (v.memory.attempts > 0) {
         v.progressing.message +=
-            " after " + std::to_string(v.memory.observed_failures) + " failed attempt(s)";
+            " after " + std::to_string(v.memory.attempts) + " failed attempt(s)";
     }
     v.memory.completed = true;
 }

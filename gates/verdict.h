@@ -53,6 +53,9 @@ struct GateMemory {
     int observed_failures = 0;  // highest count of failed runs + failed pods seen
     int restarts = 0;           // highest restart count seen
     int failed_pods = 0;        // highest failed-pod count seen
+    // The highest count of failed runs counted against the Job's limit (Counts::attempt)
+    // seen: what every report calls `attempts` (docs/attempts.md).
+    int attempts = 0;
     // Failed runs seen per "pod-uid/container" (exactly-once across snapshots).
     RunCounts failed_runs;
     // Failures already seen ("pod/container/reason"): a failure seen for the first

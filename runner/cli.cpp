@@ -177,6 +177,11 @@ Handler define_dashboard(CLI::App& app) {
     app.add_option("--runs", o->runs,
                    "report dirs to take each environment's last run from (each holds a "
                    "run.json, or sub-folders that do; repeatable)");
+    app.add_option("--refresh", o->refresh_seconds,
+                   "make the page reload itself every SECONDS (for a page regenerated on a "
+                   "schedule); 0: never")
+        ->check(CLI::Range(0, 86400))
+        ->capture_default_str();
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
 

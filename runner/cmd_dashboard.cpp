@@ -5,11 +5,12 @@
 #include <map>
 #include <ostream>
 
-#include "runner/cmd_lock.h"
+#include "runner/cmd_status.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
 #include "runner/files.h"
 #include "runner/report/render.h"
+#include "runner/status_metrics.h"
 
 namespace envgate {
 namespace {
@@ -42,22 +43,26 @@ std::map<std::string, FoundRun> newest_runs(const std::vector<std::string>& file
     return newest;
 }
 
-std::optional<DashboardLock> read_lock(const Config& config, const std::string& name, Context& ctx,
-                                       int& exit) {
-    auto target = lock_target(config, name, ctx, exit);
-    if (!target) {
-        return std::nullopt;
+// The samples of `families` for `environment`, as the dashboard lists them: of a one-hot
+// family only the sample that holds.
+std::vector<Figure> figures_of(const std::vector<MetricFamily>& families,
+                               const std::string& environment) {
+    std::vector<Figure> out;
+    for (const MetricFamily& f : families) {
+        for (const MetricSample& sample : f.samples) {
+            if (sample.labels.empty() || sample.labels.front().second != environment ||
+                (f.one_hot && sample.value == 0)) {
+                continue;
+            }
+            std::string labels;
+            for (std::size_t i = 1; i < sample.labels.size(); ++i) {
+                labels +=
+                    (i > 1 ? ", " : "") + sample.labels[i].first + "=" + sample.labels[i].second;
+            }
+            out.push_back({f.name, labels, sample.value, f.help});
+        }
     }
-    DashboardLock l;
-    l.lock.name = name;
-    l.store = target->store->describe();
-    auto read = target->store->read(name);
-    if (read) {
-        l.lock = read->record;
-    } else {
-        l.error = read.status().message();
-    }
-    return l;
+    return out;
 }
 
 }  // namespace
@@ -96,28 +101,46 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         files.insert(files.end(), found.begin(), found.end());
     }
     auto runs = newest_runs(files, model.notes);
-    std::vector<std::string> names;
-    for (const auto& e : config->environments) {
-        names.push_back(e.name);
-    }
-    names.push_back("qa");
+    std::vector<std::string> names = lock_names(*config, std::nullopt);
+    std::vector<LockStatus> locks;
     for (const auto& name : names) {
         int exit = k_exit_usage;
-        auto l = read_lock(*config, name, ctx, exit);
+        auto l = read_lock_status(*config, name, ctx, exit);
         if (!l) {
             return exit;
         }
-        if (auto it = runs.find(name); it != runs.end()) {
-            l->last_run = it->second.report;
-            l->last_run_origin = it->second.origin;
-        }
-        model.locks.push_back(std::move(*l));
+        locks.push_back(std::move(*l));
     }
+    // The figures of `envgate status --output prometheus`, the gates read the same way.
+    const TimePoint now = ctx.clock.now();
+    std::vector<GateRuns> gates;
+    if (!config->gates.empty()) {
+        gates = read_gate_runs(*config, names, ctx);
+    }
+    for (const auto& g : gates) {
+        if (!g.error.empty()) {
+            model.notes.push_back("the gates of " + g.environment + ": " + g.error);
+        }
+    }
+    auto families = status_metric_families(locks, gates, now);
+    for (auto& s : locks) {
+        DashboardLock l;
+        l.lock = std::move(s.record);
+        l.store = std::move(s.store);
+        l.error = std::move(s.error);
+        l.figures = figures_of(families, l.lock.name);
+        if (auto it = runs.find(l.lock.name); it != runs.end()) {
+            l.last_run = it->second.report;
+            l.last_run_origin = it->second.origin;
+        }
+        model.locks.push_back(std::move(l));
+    }
+    model.refresh_seconds = o.refresh_seconds;
     for (const auto& note : model.notes) {
         ctx.err << "envgate dashboard: " << note << "\n";
     }
     std::string path = (fs::path(o.out_dir) / "index.html").string();
-    Status written = write_file_atomic(path, render_dashboard(model, ctx.clock.now()));
+    Status written = write_file_atomic(path, render_dashboard(model, now));
     if (!written.is_ok()) {
         ctx.err << "envgate dashboard: " << written.message() << "\n";
         return k_exit_infra;

@@ -1,6 +1,8 @@
-// `envgate dashboard --out DIR [--config envgate.yml] [--runs DIR...]`: gathers
-// every lock of the config and the newest run.json of each environment found in
-// the report dirs, and writes the static page DIR/index.html (report/dashboard.h).
+// `envgate dashboard --out DIR [--config envgate.yml] [--runs DIR...] [--refresh S]`:
+// gathers every lock of the config, the figures `envgate status --output prometheus`
+// gives (its gates' last runs read from the cluster when the config has gates) and the
+// newest run.json of each environment found in the report dirs, and writes the static
+// page DIR/index.html (report/dashboard.h).
 #pragma once
 
 #include <string>
@@ -16,6 +18,7 @@ struct DashboardOptions {
     std::string config_path = "envgate.yml";
     // Report dirs: each holds a run.json, or sub-folders that hold one.
     std::vector<std::string> runs;
+    int refresh_seconds = 0;  // > 0: the page reloads itself that often
 };
 
 int run_dashboard(const DashboardOptions& options, Context& ctx);

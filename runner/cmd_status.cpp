@@ -83,6 +83,39 @@ void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now) {
 
 }  // namespace
 
+std::vector<std::string> lock_names(const Config& config, const std::optional<std::string>& env) {
+    if (env) {
+        return {*env};
+    }
+    std::vector<std::string> names;
+    for (const auto& e : config.environments) {
+        names.push_back(e.name);
+    }
+    names.push_back("qa");
+    return names;
+}
+
+std::optional<LockStatus> read_lock_status(const Config& config, const std::string& name,
+                                           Context& ctx, int& exit) {
+    auto target = lock_target(config, name, ctx, exit);
+    if (!target) {
+        return std::nullopt;
+    }
+    LockStatus s;
+    s.record.name = name;
+    s.store = target->store->describe();
+    auto read = target->store->read(name);
+    if (read.is_ok()) {
+        s.record = read->record;
+    } else {
+        s.error = read.status().message();
+        if (read.status().code() == Code::invalid) {
+            s.repair = repair_instructions(config, name);
+        }
+    }
+    return s;
+}
+
 std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now) {
     std::ostringstream out;
     for (std::size_t i = 0; i < locks.size(); ++i) {
@@ -126,35 +159,15 @@ int run_status(const StatusOptions& o, Context& ctx) {
         ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
-    std::vector<std::string> names;
-    if (o.env) {
-        names.push_back(*o.env);
-    } else {
-        for (const auto& e : config->environments) {
-            names.push_back(e.name);
-        }
-        names.push_back("qa");
-    }
+    std::vector<std::string> names = lock_names(*config, o.env);
     std::vector<LockStatus> out;
     for (const auto& name : names) {
         int exit = k_exit_usage;
-        auto target = lock_target(*config, name, ctx, exit);
-        if (!target) {
+        auto s = read_lock_status(*config, name, ctx, exit);
+        if (!s) {
             return exit;
         }
-        LockStatus s;
-        s.record.name = name;
-        s.store = target->store->describe();
-        auto read = target->store->read(name);
-        if (read.is_ok()) {
-            s.record = read->record;
-        } else {
-            s.error = read.status().message();
-            if (read.status().code() == Code::invalid) {
-                s.repair = repair_instructions(*config, name);
-            }
-        }
-        out.push_back(std::move(s));
+        out.push_back(std::move(*s));
     }
     TimePoint now = ctx.clock.now();
     std::vector<GateRuns> gates;

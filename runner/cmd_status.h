@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "locks/lock_record.h"
+#include "runner/config.h"
 #include "runner/context.h"
 
 namespace envgate {
@@ -32,6 +33,14 @@ struct LockStatus {
     std::string error;
     std::string repair;  // repair_instructions(): how to look at it and clear it
 };
+
+// The locks to show: `env` alone, else every environment of the config and `qa`.
+std::vector<std::string> lock_names(const Config& config, const std::optional<std::string>& env);
+
+// Reads lock `name` from the store the config gives it. Nullopt (and `exit` set) when
+// there is no store to read from; a store that fails to answer is an `error`.
+std::optional<LockStatus> read_lock_status(const Config& config, const std::string& name,
+                                           Context& ctx, int& exit);
 
 // Pure renderers. Text fits an 80-column terminal.
 std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now);

@@ -54,7 +54,7 @@ std::optional<GateRunStatus> run_of(const std::string& environment, const json& 
         }
     }
     auto memory = gates::memory_from_annotations(annotations);
-    run.retries = memory.is_ok() ? memory->observed_failures : 0;
+    run.retries = memory.is_ok() ? memory->attempts : 0;
     const bool failed = memory.is_ok() && memory->ended && memory->ended->type == "Failed";
     const bool completed = memory.is_ok() && memory->completed;
     run.result = completed ? "succeeded" : failed ? "failed" : "running";

@@ -21,7 +21,7 @@ struct GateRunStatus {
     std::string result;   // running | succeeded | failed
     TimePoint started{};  // the Job's creationTimestamp
     Duration duration{};  // to its completion or failure, else to now
-    int retries = 0;      // failed runs the gate counted
+    int retries = 0;      // its attempts: failed runs counted against the limit
 };
 
 // Per environment: its gates' last runs, or why they could not be read.

@@ -24,9 +24,26 @@ namespace envgate {
 // And, with `gates` (environments of a config with gates), each gate's last run:
 //   envgate_gate_last_run_result{environment,gate,result}  1 for running|succeeded|failed
 //   envgate_gate_last_run_duration_seconds{environment,gate}
-//   envgate_gate_last_run_retries{environment,gate}        failed runs it counted
+//   envgate_gate_last_run_retries{environment,gate}        its attempts (docs/attempts.md)
 //   envgate_gate_last_run_start_timestamp_seconds{environment,gate}
 //   envgate_gate_read_success{environment}                 0 when its Jobs could not be listed
+struct MetricSample {
+    std::vector<std::pair<std::string, std::string>> labels;  // environment first
+    double value = 0;
+};
+
+struct MetricFamily {
+    std::string name;
+    std::string help;
+    bool one_hot = false;  // 1 on the sample whose last label holds, 0 on the others
+    std::vector<MetricSample> samples;
+};
+
+// The figures above as data, in the order they are written (the dashboard shows them).
+std::vector<MetricFamily> status_metric_families(const std::vector<LockStatus>& locks,
+                                                 const std::vector<GateRuns>& gates, TimePoint now);
+
+// The families as text.
 std::string render_status_prometheus(const std::vector<LockStatus>& locks,
                                      const std::vector<GateRuns>& gates, TimePoint now);
 

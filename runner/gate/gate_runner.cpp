@@ -351,7 +351,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                 fail(StepState::failed, "KubernetesApiError", kept.message(), k_exit_infra));
         }
         const gates::Verdict& v = pass->verdict;
-        step.attempts = v.counts.attempt;
+        step.attempts = v.memory.attempts;
         step.command = v.command;
         if (v.state == gates::State::succeeded) {
             step.state = StepState::passed;

@@ -1,11 +1,15 @@
-// index.html of `envgate dashboard`: one card per lock (state with colour and label,
-// holder and links, step, since when, failure and the unlock command, waiters,
-// last transitions) and the last run of each environment. Readable without scripts.
+// index.html of `envgate dashboard`: one full-width card per lock, failed ones first
+// (state with colour and label, holder and links, step, since when, failure and the
+// unlock command, waiters, last transitions), the last run of each environment and its
+// figures. Each fact is said once; readable without scripts, light or dark.
+#include <fmt/format.h>
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "locks/describe.h"
 #include "runner/report/dashboard.h"
+#include "runner/report/html_style.h"
 #include "runner/report/text.h"
 
 namespace envgate {
@@ -15,40 +19,20 @@ using locks::LockRecord;
 
 constexpr std::size_t k_transitions_shown = 5;
 
+// Only what summary.html does not share (report/html_style.h).
 constexpr const char* k_style = R"css(
-body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1f2328;background:#fff;max-width:72em}
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin:0 0 .5em}
-h3{font-size:1em;margin:1em 0 .3em}.meta{color:#57606a}
-.lock{border:1px solid #d0d7de;border-left:.5em solid #6e7781;border-radius:.4em;
+h3{font-size:1em;margin:1em 0 .3em}
+.lock{border:1px solid var(--border);border-left:.5em solid #59636e;border-radius:.4em;
 padding:1em 1.2em;margin:1.2em 0}.lock.state-free{border-left-color:#1a7f37}
 .lock.state-held{border-left-color:#0969da}.lock.state-failed{border-left-color:#cf222e}
-.badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:600;
-font-size:.85em;color:#fff;background:#6e7781;vertical-align:middle}
-.free,.passed,.succeeded,.success{background:#1a7f37}.held,.running{background:#0969da}
-.failed{background:#cf222e}.retrying,.passed-after-retries{background:#bf8700}
-.failing{background:#8250df}.skipped,.unknown{background:#6e7781}.cancelled{background:#57606a}
-table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #d0d7de;
-padding:.3em .6em;text-align:left;vertical-align:top}th{background:#f6f8fa}
-table.facts th{width:8em}.history td:nth-child(-n+4),time{white-space:nowrap}.failure{background:#ffebe9;border:1px solid #ff818266;
-border-radius:.4em;padding:.6em 1em;margin:.8em 0}
-pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.6em;overflow-x:auto;
-white-space:pre-wrap;user-select:all;margin:.3em 0}code{font-family:ui-monospace,monospace}
+table.facts th{width:8em}.history td:nth-child(-n+3),time{white-space:nowrap}
+.failure{background:var(--fail-bg);border:1px solid var(--fail-border);border-radius:.4em;
+padding:.6em 1em;margin:.8em 0}
 )css";
 
 std::string esc(const std::string& text) {
     return xml_escape(text);
-}
-
-std::string css_class(const std::string& label) {
-    std::string out;
-    for (char c : label) {
-        out.push_back(c == ' ' ? '-' : c);
-    }
-    return out;
-}
-
-std::string badge(const std::string& cls, const std::string& label) {
-    return "<span class=\"badge " + css_class(cls) + "\">" + esc(label) + "</span>";
 }
 
 // A link for http(s) URLs only; anything else is shown as text.
@@ -99,27 +83,54 @@ void fact(std::ostream& out, const char* label, const std::string& html) {
     }
 }
 
+// The last segment of a URL's path ("1234" of .../pipelines/1234): the link's text.
+std::string url_tail(const std::string& url) {
+    std::string path = url.substr(0, url.find_first_of("?#"));
+    while (!path.empty() && path.back() == '/') {
+        path.pop_back();
+    }
+    return path.substr(path.find_last_of('/') + 1);
+}
+
+// The holder's facts. Once the lock failed its lease no longer matters (nothing
+// renews it and it does not expire), and the failure names the step.
 void write_holder(std::ostream& out, const LockRecord& r, TimePoint now) {
     const locks::Holder& h = *r.holder;
+    const bool failed = r.state == locks::LockState::failed;
     out << "<table class=\"facts\">\n";
     fact(out, "holder",
          "<code>" + esc(h.id) + "</code>" + (h.user.empty() ? "" : " (" + esc(h.user) + ")"));
-    fact(out, "pipeline", h.pipeline_url.empty() ? "" : link(h.pipeline_url, h.pipeline_url));
-    fact(out, "job", h.job_url.empty() ? "" : link(h.job_url, h.job_url));
-    fact(out, "step", r.step.empty() ? "" : "<code>" + esc(r.step) + "</code>");
+    fact(out, "pipeline",
+         h.pipeline_url.empty() ? "" : link(h.pipeline_url, url_tail(h.pipeline_url)));
+    fact(out, "job", h.job_url.empty() ? "" : link(h.job_url, url_tail(h.job_url)));
+    fact(out, "step", r.step.empty() || failed ? "" : "<code>" + esc(r.step) + "</code>");
     fact(out, "since", when(r.acquired_at, now));
-    fact(out, "renewed", when(r.renewed_at, now) + ", lease " + format_duration(r.lease_duration));
+    if (!failed) {
+        fact(out, "renewed",
+             when(r.renewed_at, now) + ", lease " + format_duration(r.lease_duration));
+    }
     out << "</table>\n";
 }
 
-void write_failure(std::ostream& out, const LockRecord& r, TimePoint now) {
+// True when the last run shown is the one that failed the lock (same pipeline, same
+// step): its message is shown there, not twice.
+bool failure_shown_by_last_run(const DashboardLock& l) {
+    const StepReport* failed = l.last_run ? l.last_run->failed_step() : nullptr;
+    return failed != nullptr && l.lock.failure && l.lock.holder &&
+           failed->name == l.lock.failure->step &&
+           l.last_run->pipeline_url.value_or("") == l.lock.holder->pipeline_url;
+}
+
+void write_failure(std::ostream& out, const DashboardLock& l, TimePoint now) {
+    const LockRecord& r = l.lock;
     out << "<div class=\"failure\">\n";
     if (r.failure) {
         const locks::Failure& f = *r.failure;
         out << "<p><strong>" << esc(f.reason) << "</strong>"
             << (f.step.empty() ? "" : " in step <code>" + esc(f.step) + "</code>") << ", "
-            << when(f.at, now) << "</p>\n";
-        if (!f.message.empty()) {
+            << when(f.at, now) << (failure_shown_by_last_run(l) ? " (the last run below)" : "")
+            << "</p>\n";
+        if (!f.message.empty() && !failure_shown_by_last_run(l)) {
             out << "<pre class=\"message\">" << esc(f.message) << "</pre>\n";
         }
     }
@@ -158,26 +169,23 @@ void write_history(std::ostream& out, const LockRecord& r) {
     out << "</tbody></table>\n";
 }
 
-std::string step_label(const StepReport& s) {
-    if (s.state == StepState::passed && s.retried()) {
-        return "passed after retries";
-    }
-    if (s.state == StepState::running && !s.history.empty()) {
-        return s.history.back().state;
-    }
-    return step_state_name(s.state);
-}
-
 void write_step_row(std::ostream& out, const StepReport& s) {
     std::string label = step_label(s);
     out << "<tr><td>" << esc(s.name) << "</td><td>" << badge(label, label) << "</td><td>"
         << s.duration_text() << "</td><td>" << s.attempts << "</td></tr>\n";
 }
 
-void write_failed_step(std::ostream& out, const StepReport& s) {
+// `s`, the failed step of the last run. A lock step that failed on the card's failed lock
+// (the run found it held after a failure) only points to that failure and its unlock.
+void write_failed_step(std::ostream& out, const StepReport& s, const LockRecord& lock) {
     out << "<div class=\"failure\">\n<p>Step <code>" << esc(s.name) << "</code> "
         << step_state_name(s.state)
-        << (s.reason.empty() ? "" : ": <strong>" + esc(s.reason) + "</strong>") << "</p>\n";
+        << (s.reason.empty() ? "" : ": <strong>" + esc(s.reason) + "</strong>");
+    if (s.kind == "lock" && lock.state == locks::LockState::failed) {
+        out << " (the lock's failure above)</p>\n</div>\n";
+        return;
+    }
+    out << "</p>\n";
     if (!s.message.empty()) {
         out << "<pre class=\"message\">" << esc(s.message) << "</pre>\n";
     }
@@ -188,6 +196,22 @@ void write_failed_step(std::ostream& out, const StepReport& s) {
     out << "</div>\n";
 }
 
+// The run's links, but those the holder's facts show already.
+std::string run_links(const RunReport& r, const LockRecord& lock) {
+    std::set<std::string> shown;
+    if (lock.holder && lock.state != locks::LockState::free) {
+        shown = {lock.holder->pipeline_url, lock.holder->job_url};
+    }
+    std::string out;
+    if (r.pipeline_url && !shown.contains(*r.pipeline_url)) {
+        out += ", " + link(*r.pipeline_url, "pipeline");
+    }
+    if (r.job_url && !shown.contains(*r.job_url)) {
+        out += ", " + link(*r.job_url, "job");
+    }
+    return out;
+}
+
 void write_last_run(std::ostream& out, const DashboardLock& l, TimePoint now) {
     if (!l.last_run) {
         return;
@@ -195,14 +219,8 @@ void write_last_run(std::ostream& out, const DashboardLock& l, TimePoint now) {
     const RunReport& r = *l.last_run;
     std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
     out << "<h3>Last run " << badge(result, result) << "</h3>\n<p class=\"meta\">finished "
-        << when(r.finished, now);
-    if (r.pipeline_url) {
-        out << ", " << link(*r.pipeline_url, "pipeline");
-    }
-    if (r.job_url) {
-        out << ", " << link(*r.job_url, "job");
-    }
-    out << ", from <code>" << esc(l.last_run_origin) << "</code></p>\n";
+        << when(r.finished, now) << run_links(r, l.lock) << ", from <code>"
+        << esc(l.last_run_origin) << "</code></p>\n";
     out << "<table class=\"steps\"><thead><tr><th>step</th><th>state</th><th>duration</th>"
         << "<th>attempts</th></tr></thead><tbody>\n";
     for (const auto& s : r.steps) {
@@ -210,11 +228,38 @@ void write_last_run(std::ostream& out, const DashboardLock& l, TimePoint now) {
     }
     out << "</tbody></table>\n";
     if (const StepReport* failed = r.failed_step()) {
-        write_failed_step(out, *failed);
+        write_failed_step(out, *failed, l.lock);
     }
 }
 
-void write_lock(std::ostream& out, const DashboardLock& l, TimePoint now) {
+// A figure's value as a person reads it: times as RFC 3339, seconds as a duration too.
+std::string figure_value(const Figure& f) {
+    std::string value = fmt::format("{}", f.value);
+    auto ends = [&](const char* suffix) { return f.name.ends_with(suffix); };
+    if (ends("_timestamp_seconds")) {
+        return format_rfc3339(TimePoint(std::chrono::seconds(static_cast<long long>(f.value))));
+    }
+    if (ends("_seconds")) {
+        auto ms = std::chrono::milliseconds(static_cast<long long>(f.value * 1000));
+        return value + " (" + format_duration(std::chrono::duration_cast<Duration>(ms)) + ")";
+    }
+    return value;
+}
+
+void write_figures(std::ostream& out, const DashboardLock& l) {
+    if (l.figures.empty()) {
+        return;
+    }
+    out << "<h3>Figures</h3>\n<table class=\"figures\"><thead><tr><th>figure</th>"
+        << "<th>labels</th><th>value</th></tr></thead><tbody>\n";
+    for (const Figure& f : l.figures) {
+        out << "<tr title=\"" << esc(f.help) << "\"><td><code>" << esc(f.name) << "</code></td><td>"
+            << esc(f.labels) << "</td><td>" << esc(figure_value(f)) << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n";
+}
+
+void write_lock(std::ostream& out, const DashboardLock& l, TimePoint now, bool show_store) {
     const LockRecord& r = l.lock;
     std::string label = lock_label(l);
     out << "<section class=\"lock state-" << label << "\" id=\"lock-" << esc(r.name) << "\">\n"
@@ -226,13 +271,17 @@ void write_lock(std::ostream& out, const DashboardLock& l, TimePoint now) {
             write_holder(out, r, now);
         }
         if (r.state == locks::LockState::failed) {
-            write_failure(out, r, now);
+            write_failure(out, l, now);
         }
         write_waiters(out, r, now);
         write_history(out, r);
     }
     write_last_run(out, l, now);
-    out << "<p class=\"meta\">" << esc(l.store) << "</p>\n</section>\n";
+    write_figures(out, l);
+    if (show_store && l.error.rfind(l.store, 0) != 0) {
+        out << "<p class=\"meta\">" << esc(l.store) << "</p>\n";
+    }
+    out << "</section>\n";
 }
 
 std::string overview(const DashboardModel& m) {
@@ -250,20 +299,56 @@ std::string overview(const DashboardModel& m) {
     return out.str();
 }
 
+// Where a lock's card goes: what needs a person first.
+int rank(const DashboardLock& l) {
+    std::string label = lock_label(l);
+    bool run_failed = l.last_run && l.last_run->result != RunResult::success;
+    return label == "failed"    ? 0
+           : label == "unknown" ? 1
+           : run_failed         ? 2
+           : label == "held"    ? 3
+                                : 4;
+}
+
+// The one store every lock is kept in, if they share one.
+std::string common_store(const DashboardModel& m) {
+    for (const auto& l : m.locks) {
+        if (l.store != m.locks.front().store) {
+            return "";
+        }
+    }
+    return m.locks.empty() ? "" : m.locks.front().store;
+}
+
 }  // namespace
 
 std::string render_dashboard(const DashboardModel& m, TimePoint now) {
+    std::vector<const DashboardLock*> order;
+    for (const auto& l : m.locks) {
+        order.push_back(&l);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto* a, const auto* b) { return rank(*a) < rank(*b); });
+    std::string store = common_store(m);
     std::ostringstream out;
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        << "<title>envgate dashboard</title><style>" << k_style << "</style></head><body>\n"
-        << "<h1>envgate dashboard</h1>\n<p class=\"meta\">" << overview(m) << ". Generated "
-        << "<time datetime=\"" << format_rfc3339(now) << "\">" << format_rfc3339(now)
-        << "</time>; this page does not refresh itself.</p>\n";
+        << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+    if (m.refresh_seconds > 0) {
+        out << "<meta http-equiv=\"refresh\" content=\"" << m.refresh_seconds << "\">";
+    }
+    out << "<title>envgate dashboard</title><style>" << k_page_style << k_style
+        << "</style></head><body>\n<h1>envgate dashboard</h1>\n<p class=\"meta\">" << overview(m)
+        << (store.empty() ? "" : " in " + esc(store)) << ". Generated <time datetime=\""
+        << format_rfc3339(now) << "\">" << format_rfc3339(now) << "</time>; "
+        << (m.refresh_seconds > 0 ? "this page reloads every " +
+                                        format_duration(std::chrono::seconds(m.refresh_seconds))
+                                  : std::string("this page does not refresh itself"))
+        << ".</p>\n";
     for (const auto& note : m.notes) {
         out << "<p class=\"meta\">note: " << esc(note) << "</p>\n";
     }
-    for (const auto& l : m.locks) {
-        write_lock(out, l, now);
+    for (const DashboardLock* l : order) {
+        write_lock(out, *l, now, store.empty());
     }
     out << "</body></html>\n";
     return out.str();

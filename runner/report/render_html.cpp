@@ -2,46 +2,22 @@
 // scripts, no external URLs). A retrying gate has its own colour and label.
 #include <sstream>
 
+#include "runner/report/html_style.h"
 #include "runner/report/render.h"
 #include "runner/report/text.h"
 
 namespace envgate {
 namespace {
 
+// Only what the dashboard does not share (report/html_style.h). In a narrow window the
+// environment column, which the title names, gives its room to the messages.
 constexpr const char* k_style = R"css(
-body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1f2328;background:#fff}
-h1{font-size:1.4em}table{border-collapse:collapse;width:100%;margin:1em 0}
-th,td{border:1px solid #d0d7de;padding:.35em .6em;text-align:left;vertical-align:top}
-th{background:#f6f8fa}.badge{display:inline-block;padding:.1em .55em;border-radius:1em;
-font-weight:600;font-size:.85em;color:#fff}.passed,.succeeded,.free{background:#1a7f37}
-.failed{background:#cf222e}.retrying,.passed-after-retries{background:#bf8700}
-.failing{background:#8250df}.running{background:#0969da}.skipped{background:#6e7781}
-.cancelled{background:#57606a}.held{background:#9a6700}.failed-run{background:#a40e26}
-details{margin:.4em 0}summary{cursor:pointer}
-pre{background:#f6f8fa;border:1px solid #d0d7de;padding:.6em;overflow-x:auto;
-user-select:all}code{font-family:ui-monospace,monospace}
+h1{font-size:1.4em}table{width:100%;margin:1em 0}details{margin:.4em 0}
+summary{cursor:pointer}@media (max-width:720px){.steps tr>:first-child{display:none}}
 )css";
 
-std::string css_class(const std::string& label) {
-    std::string out;
-    for (char c : label) {
-        out.push_back(c == ' ' ? '-' : c);
-    }
-    return out;
-}
-
-std::string step_label(const StepReport& s) {
-    if (s.state == StepState::passed && s.retried()) {
-        return "passed after retries";
-    }
-    if (s.state == StepState::running && !s.history.empty()) {
-        return s.history.back().state;
-    }
-    return step_state_name(s.state);
-}
-
 std::string badge(const std::string& label) {
-    return "<span class=\"badge " + css_class(label) + "\">" + xml_escape(label) + "</span>";
+    return envgate::badge(label, label);
 }
 
 void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
@@ -95,12 +71,14 @@ void write_links(std::ostream& out, const RunReport& r) {
 std::string render_html(const RunReport& r) {
     std::ostringstream out;
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        << "<title>envgate: " << xml_escape(r.environment) << "</title><style>" << k_style
-        << "</style></head><body>\n";
+        << "<title>envgate: " << xml_escape(r.environment) << "</title><style>" << k_page_style
+        << k_style << "</style></head><body>\n";
     std::string result = r.result == RunResult::success ? "passed" : run_result_name(r.result);
     out << "<h1>envgate: " << xml_escape(r.environment) << " " << badge(result) << "</h1>\n";
     write_links(out, r);
-    out << "<table><thead><tr><th>environment</th><th>step</th><th>state</th><th>duration</th>"
+    out << "<table "
+           "class=\"steps\"><thead><tr><th>environment</th><th>step</th><th>state</"
+           "th><th>duration</th>"
         << "<th>attempts</th><th>message</th></tr></thead><tbody>\n";
     for (const auto& s : r.steps) {
         write_row(out, r, s);

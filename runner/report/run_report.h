@@ -62,7 +62,9 @@ struct StepReport {
     std::string file;  // Job manifest or config path (JUnit `file`)
     std::optional<TimePoint> started;
     std::optional<TimePoint> finished;
-    int attempts = 0;                     // failed attempts seen (gates); runs (steps)
+    // Failed runs counted against the step's limit (docs/attempts.md): a gate's "attempt
+    // N of M" count; 1 for a step whose one run failed.
+    int attempts = 0;
     std::optional<std::string> job_name;  // the Kubernetes Job of a gate
     std::string reason;                   // failure reason (JUnit failure type)
     std::string message;                  // the whole message

@@ -194,8 +194,8 @@ int Upgrade::run_shell_step(const Planned& p, StepReport& step) {
     auto exit = m_processes.run(
         {p.command, env, grace}, [this](const std::string& line) { m_log.output(line); },
         stop_signal());
-    step.attempts = 1;
     if (!exit) {
+        step.attempts = 1;  // a step runs once: a failed run is its one attempt
         step.state = StepState::failed;
         step.reason = "StepNotStarted";
         step.message = exit.status().message();
@@ -209,6 +209,7 @@ int Upgrade::run_shell_step(const Planned& p, StepReport& step) {
         return exit_for_signal(exit->cancelled_by);
     }
     if (exit->exit_code != 0) {
+        step.attempts = 1;
         step.state = StepState::failed;
         step.reason = "StepFailed";
         step.message = fmt::format("step {} exited {}: {}", p.name, exit->exit_code, p.command);

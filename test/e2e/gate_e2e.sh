@@ -932,7 +932,33 @@ EOF
         fail "no duration"
     grep -qxF 'envgate_gate_read_success{environment="e1"} 1' "$T/status.prom" || fail "gates unread"
     grep -qxF 'envgate_lock_state{environment="e1",state="free"} 1' "$T/status.prom" || fail "lock"
-    ok "status --output prometheus: the gate's last run (succeeded, 2 retries), promtool clean"
+    check_attempts_everywhere pre-migrations 2
+    ok "status --output prometheus: the gate's last run (succeeded, 2 retries), promtool clean; attempts 2 in every report"
+}
+
+# check_attempts_everywhere GATE N: GATE's attempts (docs/attempts.md) are N in the job
+# log's success line, run.json, summary.md, summary.html, the last failed testcase of
+# junit.xml, status --output prometheus ($T/status.prom) and the dashboard (its last run
+# and its figures), for the reports in $T/rep and the config $T/envgate.yml.
+check_attempts_everywhere() {
+    local gate=$1 n=$2 td='</td><td>'
+    log_has "$T/gate.log" "completed after $n failed attempt(s)"
+    jq -e --arg g "$gate" --argjson n "$n" '.steps[] | select(.name == $g) | .attempts == $n' \
+        "$T/rep/run.json" >/dev/null || fail "run.json: attempts of $gate are not $n"
+    grep -qE "^\| e1 \| $gate \| [^|]+ \| [^|]+ \| $n \|" "$T/rep/summary.md" ||
+        fail "summary.md: attempts of $gate are not $n"
+    grep -qE "<td>$gate$td.*$td[0-9a-z]+$td$n$td" "$T/rep/summary.html" ||
+        fail "summary.html: attempts of $gate are not $n"
+    xmllint --xpath "(//testcase[starts-with(@name, '$gate failed run ')])[last()]/@name" \
+        "$T/rep/junit.xml" | grep -qF "(attempt $n of " || fail "junit: the last failed run is not attempt $n"
+    grep -qxF "envgate_gate_last_run_retries{environment=\"e1\",gate=\"$gate\"} $n" "$T/status.prom" ||
+        fail "status: envgate_gate_last_run_retries is not $n"
+    run_envgate 60 "$T/dashboard.log" dashboard --config "$T/envgate.yml" --runs "$T/rep" --out "$T/site"
+    expect_rc 0 "the dashboard"
+    grep -qE "<tr><td>$gate$td.*$td[0-9a-z]+$td$n</td></tr>" "$T/site/index.html" ||
+        fail "dashboard: the last run's attempts of $gate are not $n"
+    grep -qF "<code>envgate_gate_last_run_retries</code>${td}gate=$gate$td$n</td>" "$T/site/index.html" ||
+        fail "dashboard: the figure envgate_gate_last_run_retries is not $n"
 }
 
 # Issue 11's standing check of retry accounting, without injected faults (so it runs on

@@ -11,8 +11,19 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/envgate-e2e.XXXXXX")
 CLUSTER=${ENVGATE_TEST_CLUSTER:-kubesim}
 KUBESIM_PID=
 BG_PIDS=()
+# With ENVGATE_KEEP_REPORTS=DIR, a scenario that passed leaves its report dirs and its
+# file lock store in DIR/<scenario>/ (test/report/screenshots.sh renders them).
+[[ -z ${ENVGATE_KEEP_REPORTS:-} ]] || rm -rf "${ENVGATE_KEEP_REPORTS:?}/$SCENARIO"
+keep_reports() {
+    local dest=$ENVGATE_KEEP_REPORTS/$SCENARIO d
+    mkdir -p "$dest"
+    for d in "$T"/rep*/ "$T"/locks/; do
+        [[ ! -d $d ]] || cp -r "$d" "$dest/"
+    done
+}
 cleanup() {
-    local p
+    local rc=$? p
+    [[ $rc != 0 || -z ${ENVGATE_KEEP_REPORTS:-} ]] || keep_reports
     for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
     if [[ $CLUSTER == controlplane && ${E2E_KEEP:-} != 1 ]]; then
         while read -r p; do

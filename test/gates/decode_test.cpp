@@ -127,6 +127,7 @@ BOOST_AUTO_TEST_CASE(memory_survives_json_and_annotations) {
     m.observed_failures = 3;
     m.restarts = 2;
     m.failed_pods = 1;
+    m.attempts = 2;
     m.failed_runs = {{"pod-uid/migrations", 2}};
     m.failure_recorded = true;
     m.last_failure = Failure{"p", "migrations", FailureKind::pod, "TerminationByKubelet",

@@ -763,4 +763,28 @@ BOOST_AUTO_TEST_CASE(a_mass_eviction_in_one_second_is_not_tie_broken) {
     BOOST_TEST(eight.memory.failures_seen.size() == 8u);
 }
 
+// Given an OnFailure Job with a container that failed twice (the second run waiting to
+// restart) and an evicted pod, then the attempts kept in memory (what every report
+// shows, docs/attempts.md) are the count nearer its limit, the restarts (2 of 6), not
+// every failed run seen; and once the Job completed or was deleted, they stay.
+BOOST_AUTO_TEST_CASE(attempts_are_the_count_against_the_limit_and_outlive_the_job) {
+    Job j = job("OnFailure", 6);
+    Verdict v = evaluate(Gate::pre_migrations, j, {crashing("p", 1), evicted("q")}, {}, k_now);
+    BOOST_TEST(v.counts.attempt == 2);
+    BOOST_TEST(v.counts.limit == 6);
+    BOOST_TEST(v.memory.attempts == 2);
+    BOOST_TEST(v.memory.observed_failures > v.memory.attempts);
+    Verdict deleted = evaluate(Gate::pre_migrations, std::nullopt, {}, v.memory, k_now);
+    BOOST_TEST(deleted.counts.attempt == 2);
+    // Completed, its pods no longer listed: this pass counts less (the failed pod it
+    // remembers), the attempts stay 2.
+    Job done = with_condition(j, cond("Complete"));
+    Verdict passed = evaluate(Gate::pre_migrations, done, {}, v.memory, k_now);
+    BOOST_TEST((passed.state == State::succeeded));
+    BOOST_TEST(passed.counts.attempt < 2);
+    BOOST_TEST(passed.memory.attempts == 2);
+    BOOST_TEST(passed.progressing.message.find("completed after 2 failed attempt(s)") !=
+               std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

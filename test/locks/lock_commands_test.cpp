@@ -115,10 +115,12 @@ BOOST_AUTO_TEST_CASE(status_prometheus_has_every_lock_s_figures_as_gauges) {
 }
 
 BOOST_AUTO_TEST_CASE(status_prometheus_has_each_gate_s_last_run) {
-    // Given: two pre-migrations Jobs (the newer failed after 2 counted failures, 5 min
-    // after its creation) and a post-migrations Job still running.
+    // Given: two pre-migrations Jobs (the newer failed after 2 attempts, 5 min after its
+    // creation; it saw 3 failed runs, one not counted against the limit) and a
+    // post-migrations Job still running.
     gates::GateMemory failed;
-    failed.observed_failures = 2;
+    failed.observed_failures = 3;
+    failed.attempts = 2;
     failed.ended = gates::EndedBy{"Failed", "BackoffLimitExceeded", "limit"};
     auto job = [](const std::string& name, const std::string& gate, const std::string& created,
                   const gates::GateMemory& memory) {

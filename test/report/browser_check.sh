@@ -9,24 +9,16 @@ summary=$(realpath "$1")
 dashboard=$(realpath "$2")
 out=$3
 mkdir -p "$out"
-command -v chromium >/dev/null || { echo "chromium is missing: run scripts/install-deps" >&2; exit 1; }
-
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
-browse() {
-  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --hide-scrollbars "$@" 2>>"$out/chromium.log"
-}
+CHROMIUM_PROFILE=$profile CHROMIUM_LOG=$out/chromium.log
+source "$(dirname "$0")/chromium.sh"
 
 for page in summary dashboard; do
   file=${!page}
   browse --dump-dom "file://$file" >"$out/$page.dom.html"
   browse --window-size=1200,1700 --screenshot="$out/$page.png" "file://$file" >/dev/null
-  [ "$(head -c 8 "$out/$page.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
-    { echo "$page.png is not a PNG" >&2; exit 1; }
-  [ "$(stat -c %s "$out/$page.png")" -gt 20000 ] || { echo "$page.png looks blank" >&2; exit 1; }
-  echo "screenshot: $out/$page.png"
+  check_png "$out/$page.png"
 done
 
 python3 - "$out/summary.dom.html" "$out/dashboard.dom.html" <<'EOF'

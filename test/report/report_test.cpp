@@ -75,7 +75,7 @@ RunReport sample_report() {
     StepReport deploy = make_step("deploy", "step", StepState::passed, "envgate.yml");
     deploy.started = at("2025-05-29T07:14:31Z");
     deploy.finished = at("2025-05-29T07:20:00Z");
-    deploy.attempts = 1;
+    deploy.attempts = 0;  // a step that passed: no failed run (docs/attempts.md)
     deploy.exit_code = 0;
 
     StepReport post =
