@@ -930,7 +930,7 @@ sleep 0.2; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
     # shellcheck disable=SC2046
     run_envgate 150 "$T/$tag.log" gate $(gate_args pre-migrations "$T/$tag.yaml" "$NS" "$T/rep-$tag")
     expect_rc 1 "$policy: five failed runs past backoffLimit 4"
-    sed -nE "s/^pre-migrations: retrying .*(pod|attempt) ([0-9]+) of $limit failed, ([0-9]+) left( \\([^)]*\\))?: .*: run ([0-9]+) failed.*/\\2 \\3 \\5/p" \
+    sed -nE "s/^pre-migrations: retrying .*(pod|attempt) ([0-9]+) of $limit failed, ([0-9]+) left( \\(([^()]|\\([^()]*\\))*\\))?: .*: run ([0-9]+) failed.*/\\2 \\3 \\6/p" \
         "$T/$tag.log" >"$T/$tag.retries"
     [[ $(grep -c '^pre-migrations: retrying' "$T/$tag.log") == $(wc -l <"$T/$tag.retries") ]] ||
         fail "$policy: a retry line does not name a run: $(grep '^pre-migrations: retrying' "$T/$tag.log")"
