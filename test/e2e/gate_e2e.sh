@@ -793,7 +793,7 @@ EOF
 
 # Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
 # evaluates from its watches' caches and reads the API only for a pass that would act: a
-# crash loop costs at most 7 requests per failed run (the retry Event, the memory patch
+# crash loop costs at most 8 requests per failed run (the retry Event, the memory patch
 # and the kept log's read are three of them) besides the gate's start. Before issue 16:
 # 60 requests for the 5 runs. A quiet Job: see quiet_gate_budget.
 scenario_request_budget() {
