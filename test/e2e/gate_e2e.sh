@@ -861,10 +861,9 @@ EOF
 
 # Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
 # evaluates from its watches' caches and reads the API only for a pass that would act: a
-# crash loop costs at most 7 requests per failed run (the retry Event, the memory patch
-# and the kept log's read are three of them) besides the gate's start, and a quiet Job
-# no read in 35 s
-# (past the 30 s resync). Before issue 16: 60 requests for the 5 runs.
+# crash loop costs at most 8 requests per failed run (the retry Event, the memory patch
+# and the kept log's read are three of them) besides the gate's start. Before issue 16:
+# 60 requests for the 5 runs. A quiet Job: see quiet_gate_budget.
 scenario_request_budget() {
     local script
     script=$(job_script budget "sleep 0.5; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
@@ -880,23 +879,61 @@ scenario_request_budget() {
     echo "crash loop, 5 failed runs: $total requests: $(jq -c .requests <<<"$counters")"
     # The 5 that start any gate (create, list and watch Job and pods), and per failed run
     # the retry Event, the memory patch, the fresh read (GET, list, GET) of the pass that
-    # acts on it and the read of the failed run's log it keeps (39 measured; 60 before
-    # issue 16, without the kept log).
-    ((total <= 40)) || fail "$total requests for 5 failed runs, want <= 40 (5 + 7 per failed run)"
+    # acts on it and the read of the failed run's log it keeps: 7; and, in about every
+    # other failed run under load, one more round of that read (list, GET) when the Job
+    # controller wrote the Job during the list (35-43 measured at load average 10-20;
+    # 60 before issue 16, without the kept log).
+    ((total <= 45)) || fail "$total requests for 5 failed runs, want <= 45 (5 + 8 per failed run)"
+    quiet_gate_budget
+    ok "request budget: $total requests for 5 failed runs; $QUIET_SUMMARY"
+}
+
+# kubesim's request counter of VERB RESOURCE ("watch jobs") in COUNTERS (JSON), 0 if none.
+request_count() { jq --arg k "$2" '.requests[$k] // 0' <<<"$1"; }
+
+# quiet_gate_budget: a gate on a Job that runs quietly costs <= 20 requests an hour. Its
+# cost comes from two timers only: passes without an event (the 30 s resync and the 30 s
+# progress line wake the same pass) and the renewal of its two watches (each asks for a
+# timeout drawn from 5-10 min, reflector.h). Rather than wait for them, the gate prints
+# a progress line every 200 ms (each one a timer pass; --progress-interval) and kubesim
+# ends its watches three times (as an API server does at a watch's timeout); the hourly
+# rate is derived from what one pass and one renewal of both watches cost: 120 passes
+# and 8 renewals an hour (3600 s over the 450 s mean timeout) at the defaults. Sets
+# QUIET_SUMMARY.
+quiet_gate_budget() {
+    local renewals=3 passes=10
     job_manifest "$T/quiet.yaml" quiet Never 0 "$(job_script quiet 'sleep 1000')"
     # shellcheck disable=SC2046
-    gate_bg "$T/quiet.log" $(gate_args pre-migrations "$T/quiet.yaml" "$NS" "$T/rep2")
+    gate_bg "$T/quiet.log" $(gate_args pre-migrations "$T/quiet.yaml" "$NS" "$T/rep2") \
+        --progress-interval 200ms
     wait_for 30 "the quiet gate's running line" grep -q "^pre-migrations: running" "$T/quiet.log"
     "$KUBESIM" ctl counters --reset >/dev/null
-    sleep 35
+    local first_line i watches
+    first_line=$(wc -l <"$T/quiet.log")
+    for ((i = 1; i <= renewals; i++)); do
+        "$KUBESIM" ctl close-watches >/dev/null
+        # Both watches (Job, pods) come back: one watch request each, resumed.
+        wait_for 30 "renewal $i of both watches" eval \
+            '(($(request_count "$("$KUBESIM" ctl counters)" "watch jobs") >= i &&
+               $(request_count "$("$KUBESIM" ctl counters)" "watch pods") >= i))'
+    done
+    wait_for 30 "$passes timer passes (progress lines) since the reset" eval \
+        '(($(tail -n +$((first_line + 1)) "$T/quiet.log" | grep -c "still running after") >= passes))'
+    local counters
     counters=$("$KUBESIM" ctl counters)
     kill -TERM "$GATE_PID"
     wait_exit "$GATE_PID" 30
-    echo "quiet Job, 35 s: $(jq -c .requests <<<"$counters")"
-    local reads
-    reads=$(jq '[.requests | to_entries[] | select(.key | test("^(get|list) ")) | .value] | add // 0' <<<"$counters")
-    ((reads == 0)) || fail "$reads reads in 35 s of a quiet Job, want none: $(jq -c .requests <<<"$counters")"
-    ok "request budget: $total requests for 5 failed runs; a quiet Job read nothing in 35 s"
+    echo "quiet Job, $renewals renewals of both watches and $passes+ timer passes: $(jq -c .requests <<<"$counters")"
+    watches=$(($(request_count "$counters" "watch jobs") + $(request_count "$counters" "watch pods")))
+    local others per_hour
+    others=$(($(jq .total <<<"$counters") - watches))
+    # Per hour: 8 renewals at watches/renewals requests each, and 120 passes at
+    # others/passes each (charged to the first $passes passes, though more ran), in
+    # tenths, rounded.
+    per_hour=$(((watches * 8 * 10 / renewals + others * 120 * 10 / passes + 5) / 10))
+    ((per_hour <= 20)) ||
+        fail "a quiet gate would make $per_hour requests an hour, want <= 20: $watches watch requests for $renewals renewals, $others other requests in $passes passes: $(jq -c .requests <<<"$counters")"
+    QUIET_SUMMARY="a quiet Job, $per_hour requests an hour ($watches watch requests for $renewals renewals, $others others in $passes passes)"
 }
 
 # Issue 16: `envgate status --output prometheus` reads each gate's last run from its
@@ -989,7 +1026,7 @@ sleep 0.2; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
     # shellcheck disable=SC2046
     run_envgate 150 "$T/$tag.log" gate $(gate_args pre-migrations "$T/$tag.yaml" "$NS" "$T/rep-$tag")
     expect_rc 1 "$policy: five failed runs past backoffLimit 4"
-    sed -nE "s/^pre-migrations: retrying .*(pod|attempt) ([0-9]+) of $limit failed, ([0-9]+) left( \\([^)]*\\))?: .*: run ([0-9]+) failed.*/\\2 \\3 \\5/p" \
+    sed -nE "s/^pre-migrations: retrying .*(pod|attempt) ([0-9]+) of $limit failed, ([0-9]+) left( \\(([^()]|\\([^()]*\\))*\\))?: .*: run ([0-9]+) failed.*/\\2 \\3 \\6/p" \
         "$T/$tag.log" >"$T/$tag.retries"
     [[ $(grep -c '^pre-migrations: retrying' "$T/$tag.log") == $(wc -l <"$T/$tag.retries") ]] ||
         fail "$policy: a retry line does not name a run: $(grep '^pre-migrations: retrying' "$T/$tag.log")"
