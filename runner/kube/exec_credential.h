@@ -22,6 +22,15 @@ struct ExecCredentials {
 // the message never quotes the plugin's output (it holds the credential).
 Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec);
 
+// KUBERNETES_EXEC_INFO for a non-interactive run: an ExecCredential of
+// `exec.api_version` whose spec has interactive false and, when the kubeconfig asked
+// for it (provideClusterInfo), the cluster (client.authentication.k8s.io Cluster).
+std::string exec_info_json(const ExecConfig& exec);
+
+// The error when `exec.command` is not found: names it and its kubeconfig field, then
+// a blank line and the kubeconfig's installHint (how to install it), as kubectl does.
+std::string exec_not_found_message(const ExecConfig& exec);
+
 // Parses what a plugin printed; errors start with `who` and never quote `output`.
 Result<ExecCredentials> parse_exec_credential(const std::string& output, const std::string& who);
 

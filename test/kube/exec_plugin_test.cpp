@@ -1,0 +1,231 @@
+// kubeconfig exec credential plugins beyond running one: provideClusterInfo (the
+// cluster handed over in KUBERNETES_EXEC_INFO's spec.cluster, with the field names of
+// client.authentication.k8s.io/v1 Cluster and the cluster's exec extension as
+// spec.cluster.config) and installHint (shown when the command is not there), with
+// errors that name the file and the field. The re-run after a 401 is in
+// http_kube_api_test.cpp and, against kubesim, test/e2e/exec_plugin_e2e.sh.
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <Poco/Base64Encoder.h>
+#include <Poco/TemporaryFile.h>
+#include <nlohmann/json.hpp>
+
+#include "runner/kube/exec_credential.h"
+#include "runner/kube/kubeconfig.h"
+#include "test/fakes/fake_clock.h"
+#include "test/kube/test_api_server.h"
+
+namespace envgate::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Dir {
+    std::string path = Poco::TemporaryFile::tempName() + "-exec-plugin";
+    Dir() { fs::create_directories(path); }
+    ~Dir() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+    std::string write(const std::string& name, const std::string& text, bool executable) const {
+        const std::string file = path + "/" + name;
+        std::ofstream(file) << text;
+        fs::permissions(file, executable ? fs::perms::owner_all
+                                         : fs::perms::owner_read | fs::perms::owner_write);
+        return file;
+    }
+};
+
+const char* k_ca = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
+
+std::string base64(const std::string& bytes) {
+    std::ostringstream out;
+    Poco::Base64Encoder encoder(out);
+    encoder.rdbuf()->setLineLength(0);
+    encoder << bytes;
+    encoder.close();
+    return out.str();
+}
+
+// A kubeconfig whose context "x" has cluster body `cluster` and user exec body `exec`
+// (block YAML, indented under their keys).
+std::string kubeconfig(const std::string& cluster, const std::string& exec) {
+    return "clusters:\n- name: c\n  cluster:\n" + cluster + "users:\n- name: u\n  user:\n" +
+           "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n" + exec +
+           "contexts:\n- name: x\n  context: {cluster: c, user: u}\n";
+}
+
+const std::string k_full_cluster =
+    "    server: https://kube.example:6443\n"
+    "    certificate-authority-data: " +
+    base64(k_ca) +
+    "\n"
+    "    tls-server-name: api.internal\n"
+    "    proxy-url: http://proxy.example:3128\n"
+    "    extensions:\n"
+    "    - name: other.example.com/thing\n"
+    "      extension: {ignored: true}\n"
+    "    - name: client.authentication.k8s.io/exec\n"
+    "      extension:\n"
+    "        audience: envgate\n"
+    "        replicas: 3\n"
+    "        quoted: \"yes\"\n"
+    "        scopes: [read, write]\n";
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(kube_exec_plugin)
+
+BOOST_AUTO_TEST_CASE(provide_cluster_info_hands_the_resolved_cluster_to_the_plugin) {
+    // Given: a plugin that saves KUBERNETES_EXEC_INFO, under provideClusterInfo: true.
+    Dir dir;
+    dir.write("plugin.sh",
+              "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$(dirname \"$0\")/info\"\n"
+              "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+              "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"t\"}}'\n",
+              true);
+    const auto file =
+        dir.write("config",
+                  kubeconfig(k_full_cluster,
+                             "      command: ./plugin.sh\n      provideClusterInfo: true\n"
+                             "      interactiveMode: Never\n"),
+                  false);
+    auto config = kube::load_kubeconfig_files({file}, "x");
+    BOOST_REQUIRE_MESSAGE(config.is_ok(), why(config));
+    BOOST_REQUIRE(config->exec && config->exec->cluster);
+    // When: it runs.
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::ExecCredentialProvider provider(*config->exec, clock);
+    auto creds = provider.get();
+    BOOST_REQUIRE_MESSAGE(creds.is_ok(), why(creds));
+    // Then: it saw the cluster with client-go's field names, the CA base64-encoded, the
+    // exec extension's YAML as JSON (typed as kubectl reads it), no other extension.
+    std::ifstream in(dir.path + "/info");
+    const json seen = json::parse(in);
+    const json want = {{"apiVersion", "client.authentication.k8s.io/v1"},
+                       {"kind", "ExecCredential"},
+                       {"spec",
+                        {{"interactive", false},
+                         {"cluster",
+                          {{"server", "https://kube.example:6443"},
+                           {"certificate-authority-data", base64(k_ca)},
+                           {"tls-server-name", "api.internal"},
+                           {"proxy-url", "http://proxy.example:3128"},
+                           {"config",
+                            {{"audience", "envgate"},
+                             {"replicas", 3},
+                             {"quoted", "yes"},
+                             {"scopes", {"read", "write"}}}}}}}}};
+    BOOST_CHECK_MESSAGE(seen == want, seen.dump() << " != " << want.dump());
+}
+
+BOOST_AUTO_TEST_CASE(without_provide_cluster_info_the_plugin_gets_no_cluster) {
+    // Given: the same cluster, provideClusterInfo false (and, in a second user, absent).
+    Dir dir;
+    for (const std::string provide : {"      provideClusterInfo: false\n", ""}) {
+        BOOST_TEST_CONTEXT("exec: " << provide) {
+            const auto file = dir.write(
+                "config", kubeconfig(k_full_cluster, "      command: plugin\n" + provide), false);
+            auto config = kube::load_kubeconfig_files({file}, "x");
+            BOOST_REQUIRE_MESSAGE(config.is_ok(), why(config));
+            // Then: the exec info has the spec client-go sends without it.
+            BOOST_TEST(!config->exec->cluster);
+            BOOST_TEST(json::parse(kube::exec_info_json(*config->exec)) ==
+                       json::parse(R"({"apiVersion":"client.authentication.k8s.io/v1",
+                           "kind":"ExecCredential","spec":{"interactive":false}})"));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(insecure_cluster_and_disable_compression_are_sent_as_set) {
+    Dir dir;
+    const auto file =
+        dir.write("config",
+                  kubeconfig("    server: https://10.0.0.1\n    insecure-skip-tls-verify: true\n"
+                             "    disable-compression: true\n",
+                             "      command: plugin\n      provideClusterInfo: true\n"),
+                  false);
+    auto config = kube::load_kubeconfig_files({file}, "x");
+    BOOST_REQUIRE_MESSAGE(config.is_ok(), why(config));
+    const json spec = json::parse(kube::exec_info_json(*config->exec))["spec"];
+    BOOST_TEST(spec["cluster"] == json::parse(R"({"server":"https://10.0.0.1",
+        "insecure-skip-tls-verify":true,"disable-compression":true})"));
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_plugin_names_its_field_and_prints_the_install_hint) {
+    // Given: commands that are not there: a name not on PATH, a path to nothing, a file
+    // that is not executable; each user with an installHint.
+    Dir dir;
+    dir.write("not-executable.sh", "#!/bin/sh\nexit 0\n", false);
+    struct Case {
+        std::string command, resolved, what;
+    };
+    const Case cases[] = {
+        {"envgate-test-no-such-plugin", "envgate-test-no-such-plugin", "not found on PATH"},
+        {"./bin/missing", dir.path + "/./bin/missing", "no such executable file"},
+        {"./not-executable.sh", dir.path + "/./not-executable.sh", "no such executable file"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.command) {
+            const auto file =
+                dir.write("config",
+                          kubeconfig("    server: https://c\n",
+                                     "      command: " + c.command +
+                                         "\n      installHint: |\n        Install it with:\n"
+                                         "          apt-get install example-auth-plugin\n"),
+                          false);
+            auto config = kube::load_kubeconfig_files({file}, "x");
+            BOOST_REQUIRE_MESSAGE(config.is_ok(), why(config));
+            BOOST_REQUIRE(config->exec);
+            // When: credentials are asked for.
+            FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+            kube::ExecCredentialProvider provider(*config->exec, clock);
+            auto creds = provider.get();
+            // Then: unauthorized, naming the command and its field, then the hint.
+            BOOST_REQUIRE(!creds.is_ok());
+            BOOST_TEST(creds.status().code() == Code::unauthorized);
+            BOOST_TEST(creds.status().message() ==
+                       "exec credential plugin " +
+                           fs::path(c.resolved).lexically_normal().string() + ": " + c.what +
+                           " (kubeconfig " + file +
+                           ": users[name=u].user.exec.command)\n\nInstall it with:\n"
+                           "  apt-get install example-auth-plugin\n");
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bad_exec_cluster_fields_name_the_file_and_the_field) {
+    Dir dir;
+    struct Case {
+        std::string name, cluster, exec, want;
+    };
+    const Case cases[] = {
+        {"provideClusterInfo not a boolean", "    server: https://c\n",
+         "      command: p\n      provideClusterInfo: maybe\n",
+         ": users[name=u].user.exec.provideClusterInfo: must be true or false"},
+        {"extensions not a list", "    server: https://c\n    extensions: {a: b}\n",
+         "      command: p\n      provideClusterInfo: true\n",
+         ": clusters[name=c].cluster.extensions: must be a list"},
+        {"disable-compression not a boolean",
+         "    server: https://c\n    disable-compression: [x]\n",
+         "      command: p\n      provideClusterInfo: true\n",
+         ": clusters[name=c].cluster.disable-compression: must be true or false"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            const auto file = dir.write("config", kubeconfig(c.cluster, c.exec), false);
+            auto config = kube::load_kubeconfig_files({file}, "x");
+            BOOST_REQUIRE(!config.is_ok());
+            BOOST_TEST(config.status().message() == "kubeconfig " + file + c.want);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace envgate::test
