@@ -8,15 +8,13 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
-#include <Poco/Base64Encoder.h>
-#include <Poco/TemporaryFile.h>
 #include <nlohmann/json.hpp>
 
 #include "runner/kube/exec_credential.h"
 #include "runner/kube/kubeconfig.h"
 #include "test/fakes/fake_clock.h"
+#include "test/kube/temp_dir.h"
 #include "test/kube/test_api_server.h"
 
 namespace envgate::test {
@@ -25,32 +23,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Dir {
-    std::string path = Poco::TemporaryFile::tempName() + "-exec-plugin";
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-    std::string write(const std::string& name, const std::string& text, bool executable) const {
-        const std::string file = path + "/" + name;
-        std::ofstream(file) << text;
-        fs::permissions(file, executable ? fs::perms::owner_all
-                                         : fs::perms::owner_read | fs::perms::owner_write);
-        return file;
-    }
-};
-
-const char* k_ca = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n";
-
-std::string base64(const std::string& bytes) {
-    std::ostringstream out;
-    Poco::Base64Encoder encoder(out);
-    encoder.rdbuf()->setLineLength(0);
-    encoder << bytes;
-    encoder.close();
-    return out.str();
-}
+// A CA's PEM, "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n", as
+// base64 (-w0), worked out apart from the code under test: the plugin gets the same.
+const std::string k_ca_base64 =
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
 
 // A kubeconfig whose context "x" has cluster body `cluster` and user exec body `exec`
 // (block YAML, indented under their keys).
@@ -63,7 +39,7 @@ std::string kubeconfig(const std::string& cluster, const std::string& exec) {
 const std::string k_full_cluster =
     "    server: https://kube.example:6443\n"
     "    certificate-authority-data: " +
-    base64(k_ca) +
+    k_ca_base64 +
     "\n"
     "    tls-server-name: api.internal\n"
     "    proxy-url: http://proxy.example:3128\n"
@@ -83,7 +59,7 @@ BOOST_AUTO_TEST_SUITE(kube_exec_plugin)
 
 BOOST_AUTO_TEST_CASE(provide_cluster_info_hands_the_resolved_cluster_to_the_plugin) {
     // Given: a plugin that saves KUBERNETES_EXEC_INFO, under provideClusterInfo: true.
-    Dir dir;
+    TempDir dir;
     dir.write("plugin.sh",
               "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > \"$(dirname \"$0\")/info\"\n"
               "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
@@ -113,7 +89,7 @@ BOOST_AUTO_TEST_CASE(provide_cluster_info_hands_the_resolved_cluster_to_the_plug
                         {{"interactive", false},
                          {"cluster",
                           {{"server", "https://kube.example:6443"},
-                           {"certificate-authority-data", base64(k_ca)},
+                           {"certificate-authority-data", k_ca_base64},
                            {"tls-server-name", "api.internal"},
                            {"proxy-url", "http://proxy.example:3128"},
                            {"config",
@@ -126,7 +102,7 @@ BOOST_AUTO_TEST_CASE(provide_cluster_info_hands_the_resolved_cluster_to_the_plug
 
 BOOST_AUTO_TEST_CASE(without_provide_cluster_info_the_plugin_gets_no_cluster) {
     // Given: the same cluster, provideClusterInfo false (and, in a second user, absent).
-    Dir dir;
+    TempDir dir;
     for (const std::string provide : {"      provideClusterInfo: false\n", ""}) {
         BOOST_TEST_CONTEXT("exec: " << provide) {
             const auto file = dir.write(
@@ -143,7 +119,7 @@ BOOST_AUTO_TEST_CASE(without_provide_cluster_info_the_plugin_gets_no_cluster) {
 }
 
 BOOST_AUTO_TEST_CASE(insecure_cluster_and_disable_compression_are_sent_as_set) {
-    Dir dir;
+    TempDir dir;
     const auto file =
         dir.write("config",
                   kubeconfig("    server: https://10.0.0.1\n    insecure-skip-tls-verify: true\n"
@@ -160,7 +136,7 @@ BOOST_AUTO_TEST_CASE(insecure_cluster_and_disable_compression_are_sent_as_set) {
 BOOST_AUTO_TEST_CASE(a_missing_plugin_names_its_field_and_prints_the_install_hint) {
     // Given: commands that are not there: a name not on PATH, a path to nothing, a file
     // that is not executable; each user with an installHint.
-    Dir dir;
+    TempDir dir;
     dir.write("not-executable.sh", "#!/bin/sh\nexit 0\n", false);
     struct Case {
         std::string command, resolved, what;
@@ -200,7 +176,7 @@ BOOST_AUTO_TEST_CASE(a_missing_plugin_names_its_field_and_prints_the_install_hin
 }
 
 BOOST_AUTO_TEST_CASE(bad_exec_cluster_fields_name_the_file_and_the_field) {
-    Dir dir;
+    TempDir dir;
     struct Case {
         std::string name, cluster, exec, want;
     };
