@@ -5,9 +5,9 @@
 #   1. provideClusterInfo: the plugin sees the cluster (server, the CA as
 #      certificate-authority-data, tls-server-name, the cluster's exec extension as
 #      config) with interactive false;
-#   2. a 401 (kubesim told to answer one request so): the plugin runs again once, the
-#      request is retried once, and the gate passes; two 401s in a row: the gate
-#      fails (exit 4) after exactly one re-run, it does not loop;
+#   2. a 401 (kubesim told to answer one request so; then one watch): the plugin
+#      runs again once, the request (the watch) is retried once, and the gate passes;
+#      two 401s in a row: the gate fails (exit 4) after exactly one re-run, no loop;
 #   3. a plugin that is not installed: the gate fails before any Job, naming the
 #      command and printing the kubeconfig's installHint.
 # The token the plugin hands out appears in no log or report.
@@ -93,6 +93,15 @@ jq -e --arg server "$SERVER" '.apiVersion == "client.authentication.k8s.io/v1"
 cmp -s "$T/exec-info-1.json" "$T/exec-info-2.json" || fail "the re-run was told another cluster"
 ok "provideClusterInfo: the plugin saw server, CA, tls-server-name and the exec extension"
 ok "one 401: the plugin ran once more, the request was retried, the gate passed"
+
+# --- 2: a 401 on opening a watch: the same, for the watch ----------------------
+rm -f "$T/runs"
+ctl fail --code 401 --verb watch --count 1
+run_gate watch "$T/exec.kubeconfig"
+expect_rc 0 "a 401 on a watch: the plugin runs again and the watch is reopened: $(tail -5 "$T/watch.log")"
+no_faults_left || fail "kubesim did not answer the watch with 401: $("$KUBESIM" ctl faults)"
+[[ $(runs) == 2 ]] || fail "the plugin ran $(runs) times, want 2 (once, then once after the 401)"
+ok "a 401 on a watch: the plugin ran once more, the watch was reopened, the gate passed"
 
 # --- 2: two 401s in a row: one re-run, then the error ----------------------------
 rm -f "$T/runs"
