@@ -211,15 +211,29 @@ Result<ExecCredentials> parse_exec_credential(const std::string& output, const s
 }
 
 Result<ExecCredentials> ExecCredentialProvider::get() {
+    std::lock_guard lock(m_mutex);
     if (m_cached && (!m_cached->expires || m_clock.now() < *m_cached->expires)) {
         return *m_cached;
     }
     ++m_runs;
     TRY_ASSIGN(ExecCredentials fresh, run_exec_plugin(m_exec));
+    fresh.generation = static_cast<std::uint64_t>(m_runs);
     add_secret(fresh.token.reveal());  // never printed, whoever prints what
     add_secret(fresh.client_key_pem.reveal());
     m_cached = fresh;
     return fresh;
+}
+
+void ExecCredentialProvider::invalidate(std::uint64_t generation) {
+    std::lock_guard lock(m_mutex);
+    if (m_cached && m_cached->generation == generation) {
+        m_cached.reset();
+    }
+}
+
+int ExecCredentialProvider::runs() const {
+    std::lock_guard lock(m_mutex);
+    return m_runs;
 }
 
 }  // namespace envgate::kube

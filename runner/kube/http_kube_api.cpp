@@ -52,7 +52,8 @@ HttpKubeApi::HttpKubeApi(std::unique_ptr<HttpTransport> transport, Clock& clock,
 
 Result<std::unique_ptr<HttpKubeApi>> HttpKubeApi::create(const RestConfig& config, Clock& clock,
                                                          HttpOptions options) {
-    TRY_ASSIGN(auto transport, HttpTransport::create(config, clock, options.request_timeout));
+    TRY_ASSIGN(auto transport, HttpTransport::create(config, clock, options.request_timeout,
+                                                     options.exec_credentials));
     return std::unique_ptr<HttpKubeApi>(new HttpKubeApi(std::move(transport), clock, options));
 }
 

@@ -2,7 +2,8 @@
 // cluster handed over in KUBERNETES_EXEC_INFO's spec.cluster, with the field names of
 // client.authentication.k8s.io/v1 Cluster and the cluster's exec extension as
 // spec.cluster.config) and installHint (shown when the command is not there), with
-// errors that name the file and the field. The re-run after a 401 is in
+// errors that name the file and the field; one plugin run per credential for all the
+// connections of a session, also after a 401. The re-run after a 401 is also in
 // http_kube_api_test.cpp and, against kubesim, test/e2e/exec_plugin_e2e.sh.
 #include <boost/test/unit_test.hpp>
 
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/kube/exec_credential.h"
+#include "runner/kube/http_kube_api.h"
 #include "runner/kube/kubeconfig.h"
 #include "test/fakes/fake_clock.h"
 #include "test/kube/temp_dir.h"
@@ -200,6 +202,77 @@ BOOST_AUTO_TEST_CASE(bad_exec_cluster_fields_name_the_file_and_the_field) {
             BOOST_TEST(config.status().message() == "kubeconfig " + file + c.want);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(connections_of_one_session_share_one_plugin_run_per_credential) {
+    // Given: two connections sharing one provider, the plugin handing out token-N on its
+    // Nth run; the server rejects the first request of the second connection (401).
+    TempDir dir;
+    const auto script =
+        dir.write("plugin.sh",
+                  "#!/bin/sh\necho x >> \"$(dirname \"$0\")/runs\"\n"
+                  "n=$(wc -l < \"$(dirname \"$0\")/runs\")\n"
+                  "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                  "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"token-%s\"}}' $n\n",
+                  true);
+    TestApiServer server;
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::RestConfig config;
+    config.server = server.url();
+    config.exec = kube::ExecConfig{};
+    config.exec->api_version = "client.authentication.k8s.io/v1";
+    config.exec->command = script;
+    kube::HttpOptions options;
+    options.exec_credentials = std::make_shared<kube::ExecCredentialProvider>(*config.exec, clock);
+    auto first = kube::HttpKubeApi::create(config, clock, options);
+    auto second = kube::HttpKubeApi::create(config, clock, options);
+    BOOST_REQUIRE(first.is_ok() && second.is_ok());
+    const auto lease = kube::leases("locks", "envgate-gprd");
+    server.push_json(200, "{}");
+    server.push_json(401, status_body(401, "Unauthorized", "token expired"));
+    server.push_json(200, "{}");
+    server.push_json(200, "{}");
+    // When: a read on each connection, then one more on the first.
+    BOOST_TEST((*first)->get(lease).is_ok());
+    BOOST_TEST((*second)->get(lease).is_ok());
+    BOOST_TEST((*first)->get(lease).is_ok());
+    // Then: one run for both connections, one more after the 401, whose token the first
+    // connection then uses without a run of its own.
+    BOOST_TEST(options.exec_credentials->runs() == 2);
+    const auto seen = server.requests();
+    BOOST_REQUIRE(seen.size() == 4u);
+    BOOST_TEST(seen[0].authorization == "Bearer token-1");
+    BOOST_TEST(seen[1].authorization == "Bearer token-1");
+    BOOST_TEST(seen[2].authorization == "Bearer token-2");
+    BOOST_TEST(seen[3].authorization == "Bearer token-2");
+}
+
+BOOST_AUTO_TEST_CASE(a_late_401_for_replaced_credentials_runs_the_plugin_no_more) {
+    // Given: credentials of run 1, replaced by run 2 after a 401.
+    TempDir dir;
+    const auto script =
+        dir.write("plugin.sh",
+                  "#!/bin/sh\necho '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+                  "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"t\"}}'\n",
+                  true);
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::ExecConfig exec;
+    exec.api_version = "client.authentication.k8s.io/v1";
+    exec.command = script;
+    kube::ExecCredentialProvider provider(exec, clock);
+    auto run1 = provider.get();
+    BOOST_REQUIRE_MESSAGE(run1.is_ok(), why(run1));
+    provider.invalidate(run1->generation);
+    auto run2 = provider.get();
+    BOOST_REQUIRE_MESSAGE(run2.is_ok(), why(run2));
+    BOOST_TEST(run2->generation != run1->generation);
+    // When: another connection reports a 401 for run 1's credentials.
+    provider.invalidate(run1->generation);
+    auto again = provider.get();
+    // Then: run 2's credentials stay; the plugin ran twice in all.
+    BOOST_REQUIRE(again.is_ok());
+    BOOST_TEST(again->generation == run2->generation);
+    BOOST_TEST(provider.runs() == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
