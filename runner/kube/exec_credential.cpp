@@ -162,8 +162,10 @@ std::string exec_not_found_message(const ExecConfig& exec) {
     if (!exec.field.empty()) {
         out += fmt::format(" ({}.command)", exec.field);
     }
-    if (!exec.install_hint.empty()) {
-        out += "\n\n" + exec.install_hint;
+    std::string hint = exec.install_hint;  // a YAML block scalar ends in a newline
+    hint.erase(hint.find_last_not_of(" \t\r\n") + 1);
+    if (!hint.empty()) {
+        out += "\n\n" + hint;
     }
     return out;
 }

@@ -172,7 +172,7 @@ BOOST_AUTO_TEST_CASE(a_missing_plugin_names_its_field_and_prints_the_install_hin
                            fs::path(c.resolved).lexically_normal().string() + ": " + c.what +
                            " (kubeconfig " + file +
                            ": users[name=u].user.exec.command)\n\nInstall it with:\n"
-                           "  apt-get install example-auth-plugin\n");
+                           "  apt-get install example-auth-plugin");
         }
     }
 }
