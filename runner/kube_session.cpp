@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runner/kube/exec_credential.h"
 #include "runner/kube/http_kube_api.h"
 #include "runner/kube/kubeconfig.h"
 #include "runner/kube/proxy_env.h"
@@ -28,6 +29,10 @@ Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, Jo
     if (target.retry_budget) {
         options.retry.max_elapsed = *target.retry_budget;
         options.request_timeout = std::max<Duration>(*target.retry_budget, std::chrono::seconds(1));
+    }
+    if (config.exec) {  // one plugin run per credential for all the session's connections
+        options.exec_credentials =
+            std::make_shared<kube::ExecCredentialProvider>(*config.exec, clock);
     }
     auto connect = [config, &clock, options]() -> Result<std::unique_ptr<kube::KubeApi>> {
         TRY_ASSIGN(auto api, kube::HttpKubeApi::create(config, clock, options));

@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <utility>
 
 #include "runner/secrets.h"
 #include "runner/yaml_bounded.h"
+#include "runner/yaml_json.h"
 
 namespace envgate {
 namespace {
@@ -18,100 +18,17 @@ namespace {
 using nlohmann::json;
 
 std::string where(const ManifestInput& in, const YAML::Mark& mark, const std::string& field) {
-    std::string out = in.origin;
-    if (!mark.is_null()) {
-        out += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-    }
-    return field.empty() ? out : out + ": " + field;
+    return yaml_where(in.origin, mark, field);
 }
 
-// Plain YAML scalars become JSON values the way kubectl reads them (YAML 1.1 as in
-// sigs.k8s.io/yaml: yes/no/on/off are booleans); quoted ones stay strings.
-json plain_scalar(const std::string& s) {
-    static const std::regex k_int("[-+]?(0|[1-9][0-9]*)");
-    static const std::regex k_float("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-    static const char* k_true[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
-                                   "True", "TRUE", "on",  "On",  "ON"};
-    static const char* k_false[] = {"n",     "N",     "no",  "No",  "NO", "false",
-                                    "False", "FALSE", "off", "Off", "OFF"};
-    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
-        return nullptr;
-    }
-    for (const char* t : k_true) {
-        if (s == t) {
-            return true;
-        }
-    }
-    for (const char* f : k_false) {
-        if (s == f) {
-            return false;
-        }
-    }
-    if (std::regex_match(s, k_int)) {
-        try {
-            return std::stoll(s);
-        } catch (const std::out_of_range&) {
-            return s;
-        }
-    }
-    if (std::regex_match(s, k_float)) {
-        return std::stod(s);
-    }
-    return s;
-}
-
-struct Converter {
-    const ManifestInput& input;
-    const Getenv& getenv;
-
-    Result<json> convert(const YAML::Node& node, const std::string& field) {
-        switch (node.Type()) {
-            case YAML::NodeType::Null:
-            case YAML::NodeType::Undefined:
-                return json(nullptr);
-            case YAML::NodeType::Scalar:
-                return scalar(node, field);
-            case YAML::NodeType::Sequence:
-                return sequence(node, field);
-            case YAML::NodeType::Map:
-                return map(node, field);
-        }
-        return json(nullptr);
-    }
-
-    Result<json> scalar(const YAML::Node& node, const std::string& field) {
+// A scalar of the manifest: ${VAR} expanded first, then typed as kubectl reads it.
+YamlScalarToJson expanding_scalar(const ManifestInput& input, const Getenv& getenv) {
+    return [&input, &getenv](const YAML::Node& node, const std::string& field) -> Result<json> {
         TRY_ASSIGN(std::string text,
                    expand_variables(node.Scalar(), where(input, node.Mark(), field), getenv));
-        if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
-            return json(text);
-        }
-        return plain_scalar(text);
-    }
-
-    Result<json> sequence(const YAML::Node& node, const std::string& field) {
-        json out = json::array();
-        size_t i = 0;
-        for (const auto& item : node) {
-            TRY_ASSIGN(json v, convert(item, field + "[" + std::to_string(i++) + "]"));
-            out.push_back(std::move(v));
-        }
-        return out;
-    }
-
-    Result<json> map(const YAML::Node& node, const std::string& field) {
-        json out = json::object();
-        for (const auto& kv : node) {
-            if (!kv.first.IsScalar()) {
-                return Status(Code::invalid,
-                              where(input, kv.first.Mark(), field) + ": keys must be strings");
-            }
-            std::string key = kv.first.Scalar();
-            TRY_ASSIGN(json v, convert(kv.second, field.empty() ? key : field + "." + key));
-            out[key] = std::move(v);
-        }
-        return out;
-    }
-};
+        return yaml_scalar_value(node, text);
+    };
+}
 
 std::string hash8(const std::string& text) {
     Poco::SHA2Engine engine(Poco::SHA2Engine::SHA_256);
@@ -217,8 +134,7 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
         }
         return process_env(name);
     };
-    Converter converter{in, getenv};
-    TRY_ASSIGN(json job, converter.convert(doc, ""));
+    TRY_ASSIGN(json job, yaml_to_json(doc, in.origin, expanding_scalar(in, getenv)));
     try {
         (void)job.dump();  // the API takes UTF-8 only; say so here, not when sending
     } catch (const json::type_error&) {

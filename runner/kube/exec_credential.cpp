@@ -1,8 +1,13 @@
 #include "runner/kube/exec_credential.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <sstream>
+
+#include <Poco/Base64Encoder.h>
 #include <Poco/Exception.h>
 #include <Poco/Pipe.h>
 #include <Poco/PipeStream.h>
@@ -18,24 +23,76 @@ namespace {
 
 constexpr std::size_t k_max_output = 1024 * 1024;  // an ExecCredential is a few kB
 
-// What client-go passes in KUBERNETES_EXEC_INFO for a non-interactive run.
-std::string exec_info(const ExecConfig& exec) {
-    nlohmann::json info = {{"apiVersion", exec.api_version},
-                           {"kind", "ExecCredential"},
-                           {"spec", {{"interactive", false}}}};
-    return info.dump();
+std::string base64(const std::string& bytes) {
+    std::ostringstream out;
+    Poco::Base64Encoder encoder(out);
+    encoder.rdbuf()->setLineLength(0);
+    encoder << bytes;
+    encoder.close();
+    return out.str();
+}
+
+// client.authentication.k8s.io Cluster: `server` always, the rest only when set
+// (omitempty); `config` is the extension's JSON as written.
+nlohmann::json cluster_info(const ExecCluster& cluster) {
+    nlohmann::json out = {{"server", cluster.server}};
+    if (!cluster.tls_server_name.empty()) {
+        out["tls-server-name"] = cluster.tls_server_name;
+    }
+    if (cluster.insecure_skip_tls_verify) {
+        out["insecure-skip-tls-verify"] = true;
+    }
+    if (!cluster.ca_pem.empty()) {
+        out["certificate-authority-data"] = base64(cluster.ca_pem);
+    }
+    if (!cluster.proxy_url.empty()) {
+        out["proxy-url"] = cluster.proxy_url;
+    }
+    if (cluster.disable_compression) {
+        out["disable-compression"] = true;
+    }
+    if (!cluster.config_json.empty()) {
+        out["config"] = nlohmann::json::parse(cluster.config_json);
+    }
+    return out;
+}
+
+// Where `command` runs from: as given when it has a '/', else the first executable of
+// that name on our PATH (as client-go's exec.LookPath); nullopt when there is none.
+std::optional<std::string> find_command(const std::string& command) {
+    auto executable = [](const std::string& path) {
+        struct stat st {};
+        return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+               ::access(path.c_str(), X_OK) == 0;
+    };
+    if (command.find('/') != std::string::npos) {
+        return executable(command) ? std::optional(command) : std::nullopt;
+    }
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + command;
+        if (executable(candidate)) {
+            return candidate;
+        }
+    }
+    return std::nullopt;
 }
 
 // Reads the plugin's stdout until it exits, the timeout passes or a SIGTERM/SIGINT
 // arrives; the last two kill it. Its stderr goes to ours (prompts, warnings), as kubectl.
 Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
     Poco::Process::Env env(exec.env.begin(), exec.env.end());
-    env["KUBERNETES_EXEC_INFO"] = exec_info(exec);
+    env["KUBERNETES_EXEC_INFO"] = exec_info_json(exec);
     const std::string who = fmt::format("exec credential plugin {}", exec.command);
+    const std::optional<std::string> command = find_command(exec.command);
+    if (!command) {
+        return Status(Code::unauthorized, exec_not_found_message(exec));
+    }
     try {
         Poco::Pipe out;
         Poco::ProcessHandle handle =
-            Poco::Process::launch(exec.command, exec.args, nullptr, &out, nullptr, env);
+            Poco::Process::launch(*command, exec.args, nullptr, &out, nullptr, env);
         out.close(Poco::Pipe::CLOSE_WRITE);
         const auto deadline = std::chrono::steady_clock::now() + exec.timeout;
         std::string output;
@@ -87,6 +144,32 @@ Result<std::string> string_field(const nlohmann::json& status, const char* key,
 
 }  // namespace
 
+std::string exec_info_json(const ExecConfig& exec) {
+    nlohmann::json spec = {{"interactive", false}};
+    if (exec.cluster) {
+        spec["cluster"] = cluster_info(*exec.cluster);
+    }
+    nlohmann::json info = {
+        {"apiVersion", exec.api_version}, {"kind", "ExecCredential"}, {"spec", spec}};
+    return info.dump();
+}
+
+std::string exec_not_found_message(const ExecConfig& exec) {
+    std::string out =
+        fmt::format("exec credential plugin {}: {}", exec.command,
+                    exec.command.find('/') == std::string::npos ? "not found on PATH"
+                                                                : "no such executable file");
+    if (!exec.field.empty()) {
+        out += fmt::format(" ({}.command)", exec.field);
+    }
+    std::string hint = exec.install_hint;  // a YAML block scalar ends in a newline
+    hint.erase(hint.find_last_not_of(" \t\r\n") + 1);
+    if (!hint.empty()) {
+        out += "\n\n" + hint;
+    }
+    return out;
+}
+
 Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec) {
     int exit_code = 0;
     TRY_ASSIGN(std::string output, run_and_capture(exec, exit_code));
@@ -130,15 +213,29 @@ Result<ExecCredentials> parse_exec_credential(const std::string& output, const s
 }
 
 Result<ExecCredentials> ExecCredentialProvider::get() {
+    std::lock_guard lock(m_mutex);
     if (m_cached && (!m_cached->expires || m_clock.now() < *m_cached->expires)) {
         return *m_cached;
     }
     ++m_runs;
     TRY_ASSIGN(ExecCredentials fresh, run_exec_plugin(m_exec));
+    fresh.generation = static_cast<std::uint64_t>(m_runs);
     add_secret(fresh.token.reveal());  // never printed, whoever prints what
     add_secret(fresh.client_key_pem.reveal());
     m_cached = fresh;
     return fresh;
+}
+
+void ExecCredentialProvider::invalidate(std::uint64_t generation) {
+    std::lock_guard lock(m_mutex);
+    if (m_cached && m_cached->generation == generation) {
+        m_cached.reset();
+    }
+}
+
+int ExecCredentialProvider::runs() const {
+    std::lock_guard lock(m_mutex);
+    return m_runs;
 }
 
 }  // namespace envgate::kube

@@ -52,7 +52,8 @@ HttpKubeApi::HttpKubeApi(std::unique_ptr<HttpTransport> transport, Clock& clock,
 
 Result<std::unique_ptr<HttpKubeApi>> HttpKubeApi::create(const RestConfig& config, Clock& clock,
                                                          HttpOptions options) {
-    TRY_ASSIGN(auto transport, HttpTransport::create(config, clock, options.request_timeout));
+    TRY_ASSIGN(auto transport, HttpTransport::create(config, clock, options.request_timeout,
+                                                     options.exec_credentials));
     return std::unique_ptr<HttpKubeApi>(new HttpKubeApi(std::move(transport), clock, options));
 }
 
@@ -247,7 +248,11 @@ Status HttpKubeApi::watch(const ResourceRef& collection, const WatchOptions& opt
     add_query(target, "timeoutSeconds", std::to_string(timeout));
     HttpRequest request{"GET", target, what, {}};
     request.shown_method = "WATCH";
-    auto stream = m_transport->open_stream(request, std::chrono::seconds(timeout + 30));
+    const auto stream_timeout = std::chrono::seconds(timeout + 30);
+    auto stream = m_transport->open_stream(request, stream_timeout);
+    if (stream && stream->status == 401 && m_transport->invalidate_credentials()) {
+        stream = m_transport->open_stream(request, stream_timeout);  // as attempt(): once
+    }
     if (!stream) {
         return Status(stream.status().code(), m_transport->scrub(stream.status().message()));
     }

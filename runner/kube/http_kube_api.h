@@ -20,6 +20,9 @@ struct HttpOptions {
     RetryPolicy retry;
     Duration request_timeout = std::chrono::seconds(30);
     std::optional<std::uint64_t> seed;  // of the back-off jitter; random when unset
+    // The exec plugin's credentials, shared by every connection of one session; when
+    // null, each HttpKubeApi runs the plugin for itself.
+    std::shared_ptr<ExecCredentialProvider> exec_credentials = {};
 };
 
 class HttpKubeApi : public KubeApi {

@@ -138,14 +138,19 @@ Result<Poco::Net::HTTPClientSession::ProxyConfig> proxy_config(const RestConfig&
 
 }  // namespace
 
-HttpTransport::HttpTransport(RestConfig config, Clock& clock, Duration request_timeout)
-    : m_config(std::move(config)), m_clock(clock), m_request_timeout(request_timeout) {}
+HttpTransport::HttpTransport(RestConfig config, Clock& clock, Duration request_timeout,
+                             std::shared_ptr<ExecCredentialProvider> exec)
+    : m_config(std::move(config)),
+      m_clock(clock),
+      m_request_timeout(request_timeout),
+      m_exec(std::move(exec)) {}
 
-Result<std::unique_ptr<HttpTransport>> HttpTransport::create(RestConfig config, Clock& clock,
-                                                             Duration request_timeout) {
+Result<std::unique_ptr<HttpTransport>> HttpTransport::create(
+    RestConfig config, Clock& clock, Duration request_timeout,
+    std::shared_ptr<ExecCredentialProvider> exec) {
     initialize_ssl_once();
     std::unique_ptr<HttpTransport> transport(
-        new HttpTransport(std::move(config), clock, request_timeout));
+        new HttpTransport(std::move(config), clock, request_timeout, std::move(exec)));
     TRY(transport->init());
     return transport;
 }
@@ -171,8 +176,8 @@ Status HttpTransport::init() {
     if (!m_config.proxy_url.empty()) {
         TRY_ASSIGN(m_proxy, proxy_config(m_config));
     }
-    if (m_config.exec) {
-        m_exec.emplace(*m_config.exec, m_clock);
+    if (m_config.exec && !m_exec) {
+        m_exec = std::make_shared<ExecCredentialProvider>(*m_config.exec, m_clock);
     }
     m_token = m_config.bearer_token.reveal();
     if (m_scheme == "https") {
@@ -195,6 +200,7 @@ Status HttpTransport::refresh_credentials() {
     }
     TRY_ASSIGN(ExecCredentials creds, m_exec->get());
     m_token = creds.token.reveal();
+    m_exec_generation = creds.generation;
     if (m_scheme == "https" && !creds.client_cert_pem.empty() &&
         creds.client_cert_pem != m_context_cert) {
         TRY_ASSIGN(m_context,
@@ -211,7 +217,7 @@ bool HttpTransport::invalidate_credentials() {
         return false;
     }
     if (m_exec) {
-        m_exec->invalidate();
+        m_exec->invalidate(m_exec_generation);
     }
     m_token_read_at.reset();
     return true;

@@ -4,6 +4,7 @@
 // One attempt per call; retries live in HttpKubeApi. Never puts a credential in a message.
 #pragma once
 
+#include <cstdint>
 #include <istream>
 #include <memory>
 #include <mutex>
@@ -47,9 +48,12 @@ struct HttpStream {
 
 class HttpTransport {
   public:
-    // Code::invalid when the server URL or the PEM data cannot be used.
-    static Result<std::unique_ptr<HttpTransport>> create(RestConfig config, Clock& clock,
-                                                         Duration request_timeout);
+    // Code::invalid when the server URL or the PEM data cannot be used. `exec`: the
+    // exec plugin's credentials, shared with the session's other connections; when
+    // null (and the config has an exec plugin), this transport gets its own.
+    static Result<std::unique_ptr<HttpTransport>> create(
+        RestConfig config, Clock& clock, Duration request_timeout,
+        std::shared_ptr<ExecCredentialProvider> exec = nullptr);
 
     // Sends `request` on the shared keep-alive session. Transport failures come back as
     // Code::transient (refused, reset, timeout) or Code::failed (TLS verification).
@@ -63,7 +67,8 @@ class HttpTransport {
     int sessions_opened() const { return m_sessions_opened; }
 
   private:
-    HttpTransport(RestConfig config, Clock& clock, Duration request_timeout);
+    HttpTransport(RestConfig config, Clock& clock, Duration request_timeout,
+                  std::shared_ptr<ExecCredentialProvider> exec);
     Status init();
     Status refresh_credentials();
     std::unique_ptr<Poco::Net::HTTPClientSession> new_session(Duration timeout);
@@ -81,8 +86,9 @@ class HttpTransport {
     Poco::Net::Context::Ptr m_context;
     std::optional<Poco::Net::HTTPClientSession::ProxyConfig> m_proxy;  // proxy-url
     std::string m_context_cert;  // the client certificate m_context presents
-    std::optional<ExecCredentialProvider> m_exec;
-    std::string m_token;  // the current bearer token (guarded by m_mutex)
+    std::shared_ptr<ExecCredentialProvider> m_exec;
+    std::uint64_t m_exec_generation = 0;  // of the exec credentials in m_token
+    std::string m_token;                  // the current bearer token (guarded by m_mutex)
     std::optional<TimePoint> m_token_read_at;
     std::unique_ptr<Poco::Net::HTTPClientSession> m_session;
     int m_sessions_opened = 0;

@@ -162,6 +162,25 @@ Status apply_user(const Entry& entry, RestConfig& config) {
     return apply_impersonation(node, entry, config);
 }
 
+// provideClusterInfo: the plugin is told the cluster as resolved (client-go's
+// ExecClusterInfo), with the cluster's exec extension as spec.cluster.config.
+Status fill_exec_cluster(const Entry& cluster, RestConfig& config) {
+    ExecCluster& out = *config.exec->cluster;
+    out.server = config.server;
+    out.tls_server_name = config.tls_server_name;
+    out.insecure_skip_tls_verify = config.insecure_skip_tls_verify;
+    out.ca_pem = config.ca_pem;
+    out.proxy_url = config.proxy_url;
+    if (YAML::Node off = cluster.body["disable-compression"]; off && !off.IsNull()) {
+        if (!off.IsScalar() || !YAML::convert<bool>::decode(off, out.disable_compression)) {
+            return invalid(cluster.file, cluster.field + ".cluster.disable-compression",
+                           "must be true or false");
+        }
+    }
+    TRY_ASSIGN(out.config_json, exec_extension_json(cluster.body, cluster));
+    return Status::ok();
+}
+
 Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std::string>& wanted) {
     std::optional<std::string> name = wanted ? wanted : merged.current_context;
     if (!name) {
@@ -203,6 +222,9 @@ Result<RestConfig> resolve_context(const Merged& merged, const std::optional<std
                            fmt::format("user \"{}\" not found", *user_name));
         }
         TRY(apply_user(user->second, config));
+    }
+    if (config.exec && config.exec->cluster) {
+        TRY(fill_exec_cluster(cluster->second, config));
     }
     TRY_ASSIGN(auto ns, string_field(ctx.body, "namespace", ctx, "context."));
     config.namespace_name = ns.value_or("");

@@ -9,6 +9,8 @@
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
+#include "runner/yaml_json.h"
+
 namespace envgate::kube::kubeconfig_detail {
 
 namespace fs = std::filesystem;
@@ -158,7 +160,38 @@ Result<ExecConfig> parse_exec(const YAML::Node& node, const Entry& entry) {
         exec.env.emplace_back(var["name"].as<std::string>(),
                               var["value"] ? var["value"].as<std::string>() : "");
     }
+    TRY_ASSIGN(auto hint, string_field(node, "installHint", entry, "user.exec."));
+    exec.install_hint = hint.value_or("");
+    exec.field = fmt::format("kubeconfig {}: {}", entry.file, at);
+    if (YAML::Node provide = node["provideClusterInfo"]; provide && !provide.IsNull()) {
+        bool wanted = false;
+        if (!provide.IsScalar() || !YAML::convert<bool>::decode(provide, wanted)) {
+            return invalid(entry.file, at + ".provideClusterInfo", "must be true or false");
+        }
+        if (wanted) {
+            exec.cluster = ExecCluster{};  // filled from the context's cluster
+        }
+    }
     return exec;
+}
+
+Result<std::string> exec_extension_json(const YAML::Node& cluster, const Entry& entry) {
+    YAML::Node extensions = cluster["extensions"];
+    if (!extensions || extensions.IsNull()) {
+        return std::string();
+    }
+    if (!extensions.IsSequence()) {
+        return invalid(entry.file, entry.field + ".cluster.extensions", "must be a list");
+    }
+    for (const auto& item : extensions) {
+        if (item.IsMap() && item["name"] && item["name"].IsScalar() &&
+            item["name"].Scalar() == k_exec_extension) {
+            TRY_ASSIGN(auto json,
+                       yaml_to_json(item["extension"], fmt::format("kubeconfig {}", entry.file)));
+            return json.dump();
+        }
+    }
+    return std::string();
 }
 
 }  // namespace envgate::kube::kubeconfig_detail

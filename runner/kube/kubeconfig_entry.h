@@ -37,4 +37,10 @@ Status apply_impersonation(const YAML::Node& node, const Entry& entry, RestConfi
 // user.exec (client.authentication.k8s.io/v1 or v1beta1).
 Result<ExecConfig> parse_exec(const YAML::Node& node, const Entry& entry);
 
+// The name of the cluster extension whose `extension` client-go hands to a credential
+// plugin as spec.cluster.config.
+inline constexpr const char* k_exec_extension = "client.authentication.k8s.io/exec";
+// The `cluster` map's extensions entry named k_exec_extension as JSON text, "" if none.
+Result<std::string> exec_extension_json(const YAML::Node& cluster, const Entry& entry);
+
 }  // namespace envgate::kube::kubeconfig_detail

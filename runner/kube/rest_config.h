@@ -24,6 +24,21 @@ class SecretString {
     std::string m_value;
 };
 
+// The cluster as a credential plugin sees it when its kubeconfig entry sets
+// provideClusterInfo: KUBERNETES_EXEC_INFO's spec.cluster (client.authentication.k8s.io
+// Cluster), taken from the context's cluster.
+struct ExecCluster {
+    std::string server;
+    std::string tls_server_name;
+    bool insecure_skip_tls_verify = false;
+    std::string ca_pem;  // sent base64-encoded, as certificate-authority-data
+    std::string proxy_url;
+    bool disable_compression = false;
+    // The cluster's `extensions` entry named client.authentication.k8s.io/exec, as JSON
+    // text; empty when there is none.
+    std::string config_json;
+};
+
 // A `client.authentication.k8s.io` credential plugin (kubeconfig users[].user.exec).
 struct ExecConfig {
     std::string api_version;
@@ -33,6 +48,9 @@ struct ExecConfig {
     // A plugin that has not answered by then is killed (client-go has no bound; a hung
     // plugin must not hold the lock forever). Also ended by SIGTERM/SIGINT.
     std::chrono::milliseconds timeout = std::chrono::seconds(60);
+    std::string install_hint{};  // user.exec.installHint: shown when `command` is not found
+    std::string field{};         // "kubeconfig FILE: users[name=X].user.exec", for messages
+    std::optional<ExecCluster> cluster{};  // set when user.exec.provideClusterInfo is true
 };
 
 struct RestConfig {

@@ -15,7 +15,7 @@ NS=e2e
 PASSWORD=pr0xy-s3cret
 python3 "$(dirname "$0")/connect_proxy.py" "$T/proxy.log" --user "ops:$PASSWORD" >"$T/proxy.port" &
 PROXY_PID=$!
-trap 'kill $PROXY_PID 2>/dev/null' EXIT
+trap 'kill $PROXY_PID 2>/dev/null; cleanup' EXIT  # lib.sh's cleanup stops kubesim
 wait_for 30 "the proxy to print its port" test -s "$T/proxy.port"
 PROXY_PORT=$(head -1 "$T/proxy.port")
 
@@ -63,7 +63,7 @@ ok "proxy-url to a dead proxy: exit 4, no Job"
 python3 "$(dirname "$0")/connect_proxy.py" "$T/proxy2.log" --user "ops:$PASSWORD" \
     --upstream "127.0.0.1:$KUBESIM_PORT" >"$T/proxy2.port" &
 PROXY2_PID=$!
-trap 'kill $PROXY_PID $PROXY2_PID 2>/dev/null' EXIT
+trap 'kill $PROXY_PID $PROXY2_PID 2>/dev/null; cleanup' EXIT
 wait_for 30 "the second proxy to print its port" test -s "$T/proxy2.port"
 PROXY2_PORT=$(head -1 "$T/proxy2.port")
 sed -E "s|^( *)server: https://127.0.0.1:(.*)$|\1server: https://kube.example.test:\2\n\1tls-server-name: localhost|" \

@@ -13,31 +13,13 @@
 #include "runner/kube/exec_credential.h"
 #include "runner/kube/kubeconfig.h"
 #include "test/fakes/fake_clock.h"
+#include "test/kube/temp_dir.h"
 #include "test/kube/test_api_server.h"
 
 namespace envgate::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-    std::string path = Poco::TemporaryFile::tempName() + "-kubeconfig";
-    TempDir() { fs::create_directories(path); }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-    std::string write(const std::string& name, const std::string& text,
-                      bool executable = false) const {
-        const std::string file = path + "/" + name;
-        fs::create_directories(fs::path(file).parent_path());
-        std::ofstream(file) << text;
-        if (executable) {
-            fs::permissions(file, fs::perms::owner_all);
-        }
-        return file;
-    }
-};
 
 std::string base64(const std::string& text) {
     std::ostringstream out;
