@@ -35,8 +35,12 @@ struct Command {
 
 Handler define_explain(CLI::App& app) {
     auto o = std::make_shared<ExplainOptions>();
-    app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
+    app.add_option("--gate", o->gate,
+                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
+                   "envgate.yml adds")
         ->required();
+    app.add_option("--config", o->config_path,
+                   "envgate.yml, for the gates it adds (default: ./envgate.yml if present)");
     app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)");
     app.add_flag("--job-deleted", o->job_deleted,
                  "the Job is gone: what a pass that finds it deleted reports (with --memory)");
@@ -87,7 +91,9 @@ Handler define_gate(CLI::App& app) {
                    "the environment (its namespace and context come "
                    "from the config)")
         ->required();
-    app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
+    app.add_option("--gate", o->gate,
+                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
+                   "envgate.yml adds")
         ->required();
     app.add_option("--manifest", o->manifest,
                    "the Job manifest (YAML or JSON; - reads stdin); default: the config's");
@@ -148,6 +154,9 @@ Handler define_status(CLI::App& app) {
                    "with --output prometheus: replace this .prom file atomically (for a "
                    "node-exporter textfile collector) instead of printing");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    app.add_flag("--wide", o->wide,
+                 "text: one line per value, never wrapped (default: wrap at spaces to $COLUMNS "
+                 "or the terminal's width; no wrapping when not a terminal)");
     return [o](Context& ctx) { return run_status(*o, ctx); };
 }
 
@@ -162,6 +171,9 @@ Handler define_run(CLI::App& app) {
     app.add_option("--on-cancel", o->on_cancel, "leave | delete a running gate Job when cancelled")
         ->capture_default_str();
     app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
+    app.add_option("--context", o->context, "kubeconfig context (default: the environment's)");
+    app.add_option("-n,--namespace", o->namespace_,
+                   "namespace of the gates' Jobs and steps (default: the config's)");
     app.add_option("--poll-interval", o->poll_interval, "poll this often if watching fails")
         ->capture_default_str();
     app.add_option("--progress-interval", o->progress_interval,

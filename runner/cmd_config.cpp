@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "runner/exit_status.h"
+#include "runner/run_order.h"
 
 namespace envgate {
 namespace {
@@ -74,14 +75,23 @@ void emit_gates_and_steps(YAML::Emitter& y, const Config& config) {
             if (gate.timeout) {
                 y << YAML::Key << "timeout" << YAML::Value << short_duration(*gate.timeout);
             }
+            if (gate.after) {
+                y << YAML::Key << "after" << YAML::Value << *gate.after;
+            }
             y << YAML::EndMap;
         }
         y << YAML::EndMap;
     }
     if (!config.steps.empty()) {
         y << YAML::Key << "steps" << YAML::Value << YAML::BeginMap;
-        for (const auto& [name, command] : config.steps) {
-            y << YAML::Key << name << YAML::Value << YAML::DoubleQuoted << command;
+        for (const auto& [name, step] : config.steps) {
+            y << YAML::Key << name << YAML::Value;
+            if (!step.after) {
+                y << YAML::DoubleQuoted << step.run;
+                continue;
+            }
+            y << YAML::BeginMap << YAML::Key << "run" << YAML::Value << YAML::DoubleQuoted
+              << step.run << YAML::Key << "after" << YAML::Value << *step.after << YAML::EndMap;
         }
         y << YAML::EndMap;
     }
@@ -148,6 +158,7 @@ int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
     ctx.out << "# " << options.config_path << ": valid.\n"
             << "# Effective settings: defaults applied to each environment; the global qa "
                "lock uses defaults.lock.\n"
+            << "# Run order: lock -> " << describe_run_order(run_order(*config)) << " -> release.\n"
             << render_config(*config);
     return k_exit_success;
 }

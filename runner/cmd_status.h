@@ -5,6 +5,7 @@
 // The JSON schema ("envgate.dev/status/v1") is documented in locks/README.md.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ struct StatusOptions {
     std::string output = "text";
     std::string textfile;  // --output prometheus: write here atomically instead of stdout
     std::string config_path = "envgate.yml";
+    bool wide = false;  // --wide: text output on long lines, never wrapped
 };
 
 int run_status(const StatusOptions& options, Context& ctx);
@@ -33,8 +35,16 @@ struct LockStatus {
     std::string repair;  // repair_instructions(): how to look at it and clear it
 };
 
-// Pure renderers. Text fits an 80-column terminal.
-std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now);
+// Pure renderers. Text wraps long values (failures, unlock reasons) at spaces to
+// `width` columns, continuing under themselves; `width` 0 keeps each on one line.
+// Nothing is cut.
+std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now,
+                               std::size_t width = 0);
+
+// The width to wrap status text to: $COLUMNS when it is a number, else the terminal's
+// (ioctl TIOCGWINSZ on stdout), else 0 (not a terminal: no wrapping).
+std::size_t terminal_width(
+    const std::function<std::optional<std::string>(const std::string&)>& getenv);
 nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoint now);
 
 }  // namespace envgate
