@@ -33,6 +33,26 @@ struct Command {
     Handler (*define)(CLI::App& app);
 };
 
+// --kubeconfig, --context and -n/--namespace of the commands that read or write locks:
+// named as kubectl names them.
+void add_store_options(CLI::App& app, std::optional<std::string>& kubeconfig,
+                       std::optional<std::string>& context,
+                       std::optional<std::string>& namespace_) {
+    app.add_option("--kubeconfig", kubeconfig,
+                   "kubeconfig of the Lease store's cluster (default: $KUBECONFIG)");
+    app.add_option("--context", context,
+                   "kubeconfig context of the Lease store (default: the environment's)");
+    app.add_option("-n,--namespace", namespace_,
+                   "namespace of the Leases (default: the config's lock.namespace)");
+}
+
+void add_output_option(CLI::App& app, std::string& output) {
+    app.add_option("-o,--output", output,
+                   "text | json (the action, its message and the lock record read back)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+}
+
 Handler define_explain(CLI::App& app) {
     auto o = std::make_shared<ExplainOptions>();
     app.add_option("--gate", o->gate,
@@ -130,8 +150,8 @@ Handler define_lock(CLI::App& app) {
     app.add_option("--step", o->step, "acquire: the step it is in; fail: the step that failed");
     app.add_option("--reason", o->reason, "fail: reason, e.g. MigrationsJobFailed");
     app.add_option("--message", o->message, "fail: what went wrong");
-    app.add_option("--kubeconfig", o->kubeconfig,
-                   "kubeconfig of the Lease store's cluster (default: $KUBECONFIG)");
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    add_output_option(app, o->output);
     return [o](Context& ctx) { return run_lock(*o, ctx); };
 }
 
@@ -141,6 +161,8 @@ Handler define_unlock(CLI::App& app) {
     app.add_option("--reason", o->reason, "why (kept in the lock history)")->required();
     app.add_option("--expect-holder", o->expect_holder, "refuse if another holder has it now");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    add_output_option(app, o->output);
     return [o](Context& ctx) { return run_unlock(*o, ctx); };
 }
 
@@ -154,6 +176,7 @@ Handler define_status(CLI::App& app) {
                    "with --output prometheus: replace this .prom file atomically (for a "
                    "node-exporter textfile collector) instead of printing");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
     app.add_flag("--wide", o->wide,
                  "text: one line per value, never wrapped (default: wrap at spaces to $COLUMNS "
                  "or the terminal's width; no wrapping when not a terminal)");

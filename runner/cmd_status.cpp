@@ -201,7 +201,8 @@ int run_status(const StatusOptions& o, Context& ctx) {
     std::vector<LockStatus> out;
     for (const auto& name : names) {
         int exit = k_exit_usage;
-        auto target = lock_target(*config, name, ctx, exit);
+        auto target = lock_target(*config, name, ctx, exit,
+                                  {o.kubeconfig, std::nullopt, o.context, o.namespace_});
         if (!target) {
             return exit;
         }
@@ -222,7 +223,7 @@ int run_status(const StatusOptions& o, Context& ctx) {
     TimePoint now = ctx.clock.now();
     std::vector<GateRuns> gates;
     if (o.output == "prometheus" && !config->gates.empty()) {
-        gates = read_gate_runs(*config, names, ctx);
+        gates = read_gate_runs(*config, names, ctx, o.kubeconfig, o.context);
     }
     if (o.output == "prometheus" && !o.textfile.empty()) {
         Status written = write_file_atomic(o.textfile, render_status_prometheus(out, gates, now));

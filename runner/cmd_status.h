@@ -21,7 +21,10 @@ struct StatusOptions {
     std::string output = "text";
     std::string textfile;  // --output prometheus: write here atomically instead of stdout
     std::string config_path = "envgate.yml";
-    bool wide = false;  // --wide: text output on long lines, never wrapped
+    bool wide = false;                      // --wide: text output on long lines, never wrapped
+    std::optional<std::string> kubeconfig;  // clusters of the Lease store and of the gates
+    std::optional<std::string> context;     // --context: instead of each environment's
+    std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
 };
 
 int run_status(const StatusOptions& options, Context& ctx);

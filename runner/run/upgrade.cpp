@@ -228,7 +228,8 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
 
 int Upgrade::run_qa(const Planned& p, StepReport& step) {
     int exit = k_exit_usage;
-    auto qa = lock_target(m_config, "qa", m_ctx, exit, {m_settings.kubeconfig, std::nullopt});
+    auto qa = lock_target(m_config, "qa", m_ctx, exit,
+                          {m_settings.kubeconfig, std::nullopt, std::nullopt, std::nullopt});
     if (!qa) {
         step.state = StepState::failed;
         step.reason = "LockStoreError";
