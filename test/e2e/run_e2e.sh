@@ -9,15 +9,21 @@ if [[ $SCENARIO == secrets ]]; then start_kubesim --tls; else start_kubesim; fi
 
 NS=$(test_ns e2e)
 CFG=$T/envgate.yml
-# write_config DEPLOY_COMMAND: envgate.yml with pre- and post-migrations gates.
-write_config() {
-    cat >"$CFG" <<EOF
+# config_head: envgate.yml's version, defaults (file lock store) and environment e1.
+config_head() {
+    cat <<EOF
 version: 1
 defaults:
   namespace: $NS
   lock: { store: file, path: $T/locks, on_failure: hold, local_unlock: true }
 environments:
   - name: e1
+EOF
+}
+# write_config DEPLOY_COMMAND: envgate.yml with pre- and post-migrations gates.
+write_config() {
+    config_head >"$CFG"
+    cat >>"$CFG" <<EOF
 gates:
   pre-migrations: { job: $T/pre.yaml }
   post-migrations: { job: $T/post.yaml }
@@ -373,13 +379,8 @@ echo 'PG::UndefinedTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; echo post
 # and `envgate gate --gate`; a second run whose smoke step fails shows it in
 # annotations.json and as the failed step.
 write_added_config() {
-    cat >"$CFG" <<EOF
-version: 1
-defaults:
-  namespace: $NS
-  lock: { store: file, path: $T/locks, on_failure: hold, local_unlock: true }
-environments:
-  - name: e1
+    config_head >"$CFG"
+    cat >>"$CFG" <<EOF
 gates:
   pre-migrations: { job: $T/pre.yaml }
   seed-check: { job: $T/seed.yaml, after: deploy }
@@ -417,7 +418,12 @@ if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\";
     log_has "$T/check.log" "# Run order: lock -> pre-migrations -> deploy -> seed-check -> post-migrations -> smoke -> release."
     run_envgate 120 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
     expect_rc 0 "a run with an added gate and step"
-    grep -qE '^seed-check: retrying \(RetryingSeedCheck\)' "$T/run.log" || fail "no RetryingSeedCheck verdict"
+    # The real control plane may restart the container before a pass sees it waiting:
+    # then the running verdict counts the failed attempt instead of a retrying one.
+    grep -qE '^seed-check: (retrying \(RetryingSeedCheck\)|running \(RunningSeedCheck\): .*after 1 failed attempt)' \
+        "$T/run.log" || fail "no verdict counts seed-check's failed attempt"
+    [[ $CLUSTER != kubesim ]] || grep -qE '^seed-check: retrying \(RetryingSeedCheck\)' "$T/run.log" ||
+        fail "no RetryingSeedCheck verdict"
     grep -qE '^seed-check: succeeded \(SeedCheckComplete\)' "$T/run.log" || fail "no SeedCheckComplete verdict"
     log_has "$T/run.log" "smoke smoke on e1"
     local at prev=0 what
@@ -433,8 +439,11 @@ if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\";
         fail "junit: no testcase for seed-check's failed run"
     local seed_job
     seed_job=$(sed -nE 's/^ENVGATE_JOB_SEED_CHECK=//p' "$T/rep/envgate.env")
-    [[ $(event_summary "$NS" "$seed_job") == "1 SeedCheckRetrying" ]] ||
-        fail "events on $seed_job: $(event_summary "$NS" "$seed_job")"
+    # One Warning event per retry a pass saw (the gate's derived event reason).
+    local want_events=""
+    ! grep -qE '^seed-check: retrying \(RetryingSeedCheck\)' "$T/run.log" || want_events="1 SeedCheckRetrying"
+    [[ $(event_summary "$NS" "$seed_job") == "$want_events" ]] ||
+        fail "events on $seed_job: '$(event_summary "$NS" "$seed_job")', want '$want_events'"
     "${K[@]}" get job -n "$NS" "$seed_job" -o json >"$T/seed-job.json"
     run_envgate 30 "$T/explain.json" explain --gate seed-check --job "$T/seed-job.json" --config "$CFG"
     expect_rc 0 "explain --gate seed-check"

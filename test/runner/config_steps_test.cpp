@@ -32,51 +32,53 @@ std::vector<std::string> order_of(const std::string& yaml) {
     return out;
 }
 
+struct OrderCase {
+    const char* name;
+    std::string yaml;  // after k_head
+    std::vector<std::string> want;
+};
+
+const OrderCase k_order_cases[] = {
+    // Only the built-in gates and steps: spec/gates.md's order, whatever the file's.
+    {"builtin_order_is_unchanged",
+     "gates:\n"
+     "  post-migrations: { job: jobs/post-migrations.yaml }\n"
+     "  pre-migrations: { job: jobs/pre-migrations.yaml }\n"
+     "steps: { qa: q, deploy: d, diff: x }\n",
+     {"diff/step", "pre-migrations/gate", "deploy/step", "post-migrations/gate", "qa/step"}},
+    // A gate after deploy, a step after it, a second gate after deploy written later
+    // and a step after qa: each right after the one it names, those after the same one
+    // in the order the file lists them (across both sections).
+    {"added_entries_run_after_the_one_they_name",
+     "steps:\n"
+     "  deploy: helmfile apply\n"
+     "  warm-cache: { run: scripts/warm, after: seed-check }\n"
+     "  qa: scripts/qa\n"
+     "  smoke: { run: scripts/smoke, after: qa }\n"
+     "gates:\n"
+     "  seed-check: { job: jobs/pre-migrations.yaml, after: deploy }\n"
+     "  pre-migrations: { job: jobs/pre-migrations.yaml }\n"
+     "  schema-check: { job: jobs/post-migrations.yaml, after: deploy }\n",
+     {"pre-migrations/gate", "deploy/step", "seed-check/gate+", "warm-cache/step+",
+      "schema-check/gate+", "qa/step", "smoke/step+"}},
+    // After a built-in gate the file does not configure: where that gate would run.
+    {"after_an_unconfigured_builtin_keeps_its_place",
+     "gates:\n"
+     "  seed-check: { job: jobs/pre-migrations.yaml, after: post-migrations }\n"
+     "steps: { deploy: d, qa: q }\n",
+     {"deploy/step", "seed-check/gate+", "qa/step"}},
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(config_steps_suite)
 
-// Given only the built-in gates and steps, then the order is spec/gates.md's.
-BOOST_AUTO_TEST_CASE(builtin_order_is_unchanged) {
-    auto got = order_of(k_head +
-                        "gates:\n"
-                        "  post-migrations: { job: jobs/post-migrations.yaml }\n"
-                        "  pre-migrations: { job: jobs/pre-migrations.yaml }\n"
-                        "steps: { qa: q, deploy: d, diff: x }\n");
-    std::vector<std::string> want = {"diff/step", "pre-migrations/gate", "deploy/step",
-                                     "post-migrations/gate", "qa/step"};
-    BOOST_TEST(got == want, boost::test_tools::per_element());
-}
-
-// Given a gate after deploy, a step after qa, a step after the added gate and a second
-// gate after deploy written later, then each runs right after the one it names, those
-// after the same one in the order the file lists them (across both sections).
-BOOST_AUTO_TEST_CASE(added_entries_run_after_the_one_they_name) {
-    auto got = order_of(k_head +
-                        "steps:\n"
-                        "  deploy: helmfile apply\n"
-                        "  warm-cache: { run: scripts/warm, after: seed-check }\n"
-                        "  qa: scripts/qa\n"
-                        "  smoke: { run: scripts/smoke, after: qa }\n"
-                        "gates:\n"
-                        "  seed-check: { job: jobs/pre-migrations.yaml, after: deploy }\n"
-                        "  pre-migrations: { job: jobs/pre-migrations.yaml }\n"
-                        "  schema-check: { job: jobs/post-migrations.yaml, after: deploy }\n");
-    std::vector<std::string> want = {
-        "pre-migrations/gate", "deploy/step", "seed-check/gate+", "warm-cache/step+",
-        "schema-check/gate+",  "qa/step",     "smoke/step+"};
-    BOOST_TEST(got == want, boost::test_tools::per_element());
-}
-
-// Given an added gate after a built-in gate the file does not configure, then it runs
-// where that gate would.
-BOOST_AUTO_TEST_CASE(after_an_unconfigured_builtin_keeps_its_place) {
-    auto got = order_of(k_head +
-                        "gates:\n"
-                        "  seed-check: { job: jobs/pre-migrations.yaml, after: post-migrations }\n"
-                        "steps: { deploy: d, qa: q }\n");
-    std::vector<std::string> want = {"deploy/step", "seed-check/gate+", "qa/step"};
-    BOOST_TEST(got == want, boost::test_tools::per_element());
+BOOST_AUTO_TEST_CASE(run_order_puts_each_entry_in_its_place) {
+    for (const OrderCase& c : k_order_cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            BOOST_TEST(order_of(k_head + c.yaml) == c.want, boost::test_tools::per_element());
+        }
+    }
 }
 
 // Given an added gate and step, then their settings read back as written and a
