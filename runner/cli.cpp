@@ -212,6 +212,7 @@ Handler define_dashboard(CLI::App& app) {
     app.add_option("--runs", o->runs,
                    "report dirs to take each environment's last run from (each holds a "
                    "run.json, or sub-folders that do; repeatable)");
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
 

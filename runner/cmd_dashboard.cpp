@@ -43,8 +43,8 @@ std::map<std::string, FoundRun> newest_runs(const std::vector<std::string>& file
 }
 
 std::optional<DashboardLock> read_lock(const Config& config, const std::string& name, Context& ctx,
-                                       int& exit) {
-    auto target = lock_target(config, name, ctx, exit);
+                                       int& exit, const StoreOptions& store) {
+    auto target = lock_target(config, name, ctx, exit, store);
     if (!target) {
         return std::nullopt;
     }
@@ -103,7 +103,8 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
     names.push_back("qa");
     for (const auto& name : names) {
         int exit = k_exit_usage;
-        auto l = read_lock(*config, name, ctx, exit);
+        auto l = read_lock(*config, name, ctx, exit,
+                           {o.kubeconfig, std::nullopt, o.context, o.namespace_});
         if (!l) {
             return exit;
         }

@@ -3,6 +3,7 @@
 // the report dirs, and writes the static page DIR/index.html (report/dashboard.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct DashboardOptions {
     std::string config_path = "envgate.yml";
     // Report dirs: each holds a run.json, or sub-folders that hold one.
     std::vector<std::string> runs;
+    std::optional<std::string> kubeconfig;  // the kubernetes lock store's cluster
+    std::optional<std::string> context;     // --context: instead of each environment's
+    std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
 };
 
 int run_dashboard(const DashboardOptions& options, Context& ctx);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/cmd_dashboard.h"
 #include "runner/exit_status.h"
 #include "test/runner/lock_workspace.h"
 
@@ -86,6 +87,13 @@ BOOST_AUTO_TEST_CASE(context_and_namespace_reach_the_lease_store) {
         BOOST_TEST(r.code == k_exit_usage);
         BOOST_TEST(has(r.err, "context \"elsewhere\" not found"), r.err);
     }
+    DashboardOptions d;
+    d.out_dir = dir.path() + "/dashboard";
+    d.config_path = config;
+    d.kubeconfig = kubeconfig;
+    d.context = "elsewhere";
+    Run dashboard = w.run([&](Context& ctx) { return run_dashboard(d, ctx); }, {});
+    BOOST_TEST(has(dashboard.err, "context \"elsewhere\" not found"), dashboard.err);
     // The environment's own context reaches the (unreachable) server, in the -n namespace.
     s.context.reset();
     s.namespace_ = "other-locks";

@@ -19,8 +19,6 @@
 
 namespace envgate::test {
 
-using namespace envgate::locks;
-
 inline const TimePoint k_t0 = *parse_rfc3339("2026-05-01T10:00:00Z");
 
 struct Run {
@@ -45,19 +43,19 @@ struct Workspace {
                "environments:\n"
                "  - name: gstg\n"
                "  - name: gprd\n";
-        LockRecord r;
+        locks::LockRecord r;
         r.name = "gstg";
-        r.state = LockState::failed;
-        r.holder = Holder{};
+        r.state = locks::LockState::failed;
+        r.holder = locks::Holder{};
         r.holder->id = "grp/app#7";
         r.acquired_at = k_t0;
         r.renewed_at = k_t0;
-        r.failure = Failure{"deploy", "MigrationsJobFailed", "backoffLimit", k_t0};
+        r.failure = locks::Failure{"deploy", "MigrationsJobFailed", "backoffLimit", k_t0};
         r.record("acquire", "grp/app#7", k_t0, "was free");
-        BOOST_REQUIRE(FileStore(locks).write("gstg", r, "").is_ok());
+        BOOST_REQUIRE(locks::FileStore(locks).write("gstg", r, "").is_ok());
     }
 
-    LockState state() { return FileStore(locks).read("gstg")->record.state; }
+    locks::LockState state() { return locks::FileStore(locks).read("gstg")->record.state; }
 
     Run unlock(const std::map<std::string, std::string>& env,
                const std::string& reason = "migrations fixed by hand") {
