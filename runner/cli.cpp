@@ -79,6 +79,9 @@ Handler define_config(CLI::App& app) {
         "valid; otherwise exit 2 with every error found, one per line, in file order, as "
         "FILE:LINE:COLUMN: FIELD: MESSAGE. Only reads the file: no lock, no cluster.");
     check->add_option("--config", o->config_path, "the config file")->capture_default_str();
+    check->add_option("-o,--output", o->output, "text (commented YAML) | json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
     return [o](Context& ctx) { return run_config_check(*o, ctx); };
 }
 

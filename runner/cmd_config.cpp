@@ -149,11 +149,59 @@ std::string render_config(const Config& config) {
     return std::string(y.c_str()) + "\n";
 }
 
+namespace {
+
+// A YAML node of render_config's output as JSON, every scalar a string but the values
+// of the keys that hold a number or a boolean (an environment may be named "true").
+nlohmann::json yaml_to_json(const YAML::Node& node, const std::string& key = "") {
+    if (node.IsMap()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& kv : node) {
+            out[kv.first.Scalar()] = yaml_to_json(kv.second, kv.first.Scalar());
+        }
+        return out;
+    }
+    if (node.IsSequence()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& item : node) {
+            out.push_back(yaml_to_json(item));
+        }
+        return out;
+    }
+    if (!node.IsScalar()) {
+        return nullptr;
+    }
+    if (key == "version") {
+        return node.as<int>();
+    }
+    if (key == "interruptible") {
+        return node.as<bool>();
+    }
+    return node.Scalar();
+}
+
+}  // namespace
+
+nlohmann::json render_config_json(const Config& config) {
+    nlohmann::json out = yaml_to_json(YAML::Load(render_config(config)));  // what it printed
+    out["order"] = nlohmann::json::array();
+    for (const RunEntry& e : run_order(config)) {
+        out["order"].push_back({{"name", e.name},
+                                {"kind", e.kind == EntryKind::gate ? "gate" : "step"},
+                                {"builtin", e.builtin}});
+    }
+    return out;
+}
+
 int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
     auto config = load_config(options.config_path);
     if (!config) {
         ctx.err << config.status().message() << "\n";
         return k_exit_usage;
+    }
+    if (options.output == "json") {
+        ctx.out << render_config_json(*config).dump(2) << "\n";
+        return k_exit_success;
     }
     ctx.out << "# " << options.config_path << ": valid.\n"
             << "# Effective settings: defaults applied to each environment; the global qa "

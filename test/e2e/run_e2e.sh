@@ -416,6 +416,10 @@ if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\";
     run_envgate 60 "$T/check.log" config check --config "$CFG"
     expect_rc 0 "config check of the added gate and step"
     log_has "$T/check.log" "# Run order: lock -> pre-migrations -> deploy -> seed-check -> post-migrations -> smoke -> release."
+    run_envgate 60 "$T/check.json" config check --config "$CFG" -o json
+    expect_rc 0 "config check -o json"
+    [[ $(jq -r '[.order[] | .name + (if .builtin then "" else "+" end)] | join(" ")' "$T/check.json") == \
+        "pre-migrations deploy seed-check+ post-migrations smoke+" ]] || fail "config check -o json: $(cat "$T/check.json")"
     run_envgate 120 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
     expect_rc 0 "a run with an added gate and step"
     # Whether a pass sees the container in back-off (a retrying verdict) depends on
