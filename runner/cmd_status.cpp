@@ -26,8 +26,9 @@ constexpr std::size_t k_indent = 11;
 // Narrower terminals still get this much text per line.
 constexpr std::size_t k_min_text = 20;
 
-// `text` in lines of at most `width` bytes, broken at spaces (a longer word is split);
-// `width` 0: one line. Nothing is dropped.
+// `text` in lines of at most `width` bytes, broken at spaces; `width` 0: one line. A
+// word longer than the width (a URL, a Job name) stays whole on its own line, so it
+// can still be copied. Nothing is dropped.
 std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
     if (width == 0 || text.size() <= width) {
         return {text};
@@ -37,12 +38,13 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
     while (rest.size() > width) {
         std::size_t cut = rest.rfind(' ', width);
         if (cut == std::string::npos || cut == 0) {
-            lines.push_back(rest.substr(0, width));
-            rest = rest.substr(width);
-        } else {
-            lines.push_back(rest.substr(0, cut));
-            rest = rest.substr(cut + 1);
+            cut = rest.find(' ', width);  // the first word is longer than the width
         }
+        if (cut == std::string::npos) {
+            break;
+        }
+        lines.push_back(rest.substr(0, cut));
+        rest = rest.substr(cut + 1);
     }
     if (!rest.empty()) {
         lines.push_back(rest);
