@@ -144,7 +144,7 @@ void remember_tied(GateMemory& mem, std::vector<std::string>& tied) {
     }
 }
 
-Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods,
+Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod>& pods,
                          const GateMemory& memory, TimePoint now) {
     Verdict v;
     v.memory = memory.job_uid.empty() || job.uid.empty() || memory.job_uid == job.uid
@@ -194,7 +194,7 @@ Verdict evaluate_present(Gate gate, const Job& job, const std::vector<Pod>& pods
     return v;
 }
 
-Verdict evaluate_deleted(Gate gate, const GateMemory& memory) {
+Verdict evaluate_deleted(const Gate& gate, const GateMemory& memory) {
     Verdict v;
     v.memory = memory;
     v.counts.restarts = memory.restarts;
@@ -268,7 +268,7 @@ const char* state_name(State state) {
     return "running";
 }
 
-Verdict evaluate(Gate gate, const std::optional<Job>& job, const std::vector<Pod>& pods,
+Verdict evaluate(const Gate& gate, const std::optional<Job>& job, const std::vector<Pod>& pods,
                  const GateMemory& memory, TimePoint now) {
     return job ? evaluate_present(gate, *job, pods, memory, now) : evaluate_deleted(gate, memory);
 }

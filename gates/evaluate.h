@@ -16,7 +16,7 @@ namespace envgate::gates {
 // verdict returned (empty on the first pass); the verdict carries the updated memory,
 // which the caller must keep. Evaluating the same snapshot with the returned memory
 // again yields no event and the same memory.
-Verdict evaluate(Gate gate, const std::optional<Job>& job, const std::vector<Pod>& pods,
+Verdict evaluate(const Gate& gate, const std::optional<Job>& job, const std::vector<Pod>& pods,
                  const GateMemory& memory, TimePoint now);
 
 }  // namespace envgate::gates

@@ -27,7 +27,7 @@ struct Ending {
 
 // One pass being evaluated: the Job, the pods it counts, and what ends it.
 struct Pass {
-    Gate gate;
+    const Gate& gate;
     const Job& job;
     std::vector<const Pod*> pods;
     std::string ref;  // "Job ns/name"

@@ -35,7 +35,7 @@ json counts_json(const Counts& c) {
 
 }  // namespace
 
-std::string encode_verdict(Gate gate, const Verdict& v) {
+std::string encode_verdict(const Gate& gate, const Verdict& v) {
     json j = json::object();
     j["gate"] = names(gate).name;
     j["phase"] = phase_name(v.phase);

@@ -10,6 +10,6 @@
 namespace envgate::gates {
 
 // One JSON object, indented by 2 spaces, without a trailing newline.
-std::string encode_verdict(Gate gate, const Verdict& verdict);
+std::string encode_verdict(const Gate& gate, const Verdict& verdict);
 
 }  // namespace envgate::gates

@@ -33,10 +33,34 @@ struct Command {
     Handler (*define)(CLI::App& app);
 };
 
+// --kubeconfig, --context and -n/--namespace of the commands that read or write locks:
+// named as kubectl names them.
+void add_store_options(CLI::App& app, std::optional<std::string>& kubeconfig,
+                       std::optional<std::string>& context,
+                       std::optional<std::string>& namespace_) {
+    app.add_option("--kubeconfig", kubeconfig,
+                   "kubeconfig of the Lease store's cluster (default: $KUBECONFIG)");
+    app.add_option("--context", context,
+                   "kubeconfig context of the Lease store (default: the environment's)");
+    app.add_option("-n,--namespace", namespace_,
+                   "namespace of the Leases (default: the config's lock.namespace)");
+}
+
+void add_output_option(CLI::App& app, std::string& output) {
+    app.add_option("-o,--output", output,
+                   "text | json (the action, its message and the lock record read back)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+}
+
 Handler define_explain(CLI::App& app) {
     auto o = std::make_shared<ExplainOptions>();
-    app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
+    app.add_option("--gate", o->gate,
+                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
+                   "envgate.yml adds")
         ->required();
+    app.add_option("--config", o->config_path,
+                   "envgate.yml, for the gates it adds (default: ./envgate.yml if present)");
     app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)");
     app.add_flag("--job-deleted", o->job_deleted,
                  "the Job is gone: what a pass that finds it deleted reports (with --memory)");
@@ -55,6 +79,9 @@ Handler define_config(CLI::App& app) {
         "valid; otherwise exit 2 with every error found, one per line, in file order, as "
         "FILE:LINE:COLUMN: FIELD: MESSAGE. Only reads the file: no lock, no cluster.");
     check->add_option("--config", o->config_path, "the config file")->capture_default_str();
+    check->add_option("-o,--output", o->output, "text (commented YAML) | json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
     return [o](Context& ctx) { return run_config_check(*o, ctx); };
 }
 
@@ -87,7 +114,9 @@ Handler define_gate(CLI::App& app) {
                    "the environment (its namespace and context come "
                    "from the config)")
         ->required();
-    app.add_option("--gate", o->gate, "pre-migrations | post-migrations | batched-migrations-check")
+    app.add_option("--gate", o->gate,
+                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
+                   "envgate.yml adds")
         ->required();
     app.add_option("--manifest", o->manifest,
                    "the Job manifest (YAML or JSON; - reads stdin); default: the config's");
@@ -124,8 +153,8 @@ Handler define_lock(CLI::App& app) {
     app.add_option("--step", o->step, "acquire: the step it is in; fail: the step that failed");
     app.add_option("--reason", o->reason, "fail: reason, e.g. MigrationsJobFailed");
     app.add_option("--message", o->message, "fail: what went wrong");
-    app.add_option("--kubeconfig", o->kubeconfig,
-                   "kubeconfig of the Lease store's cluster (default: $KUBECONFIG)");
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    add_output_option(app, o->output);
     return [o](Context& ctx) { return run_lock(*o, ctx); };
 }
 
@@ -135,6 +164,8 @@ Handler define_unlock(CLI::App& app) {
     app.add_option("--reason", o->reason, "why (kept in the lock history)")->required();
     app.add_option("--expect-holder", o->expect_holder, "refuse if another holder has it now");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    add_output_option(app, o->output);
     return [o](Context& ctx) { return run_unlock(*o, ctx); };
 }
 
@@ -148,6 +179,10 @@ Handler define_status(CLI::App& app) {
                    "with --output prometheus: replace this .prom file atomically (for a "
                    "node-exporter textfile collector) instead of printing");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    app.add_flag("--wide", o->wide,
+                 "text: one line per value, never wrapped (default: wrap at spaces to $COLUMNS "
+                 "or the terminal's width; no wrapping when not a terminal)");
     return [o](Context& ctx) { return run_status(*o, ctx); };
 }
 
@@ -162,6 +197,9 @@ Handler define_run(CLI::App& app) {
     app.add_option("--on-cancel", o->on_cancel, "leave | delete a running gate Job when cancelled")
         ->capture_default_str();
     app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
+    app.add_option("--context", o->context, "kubeconfig context (default: the environment's)");
+    app.add_option("-n,--namespace", o->namespace_,
+                   "namespace of the gates' Jobs and steps (default: the config's)");
     app.add_option("--poll-interval", o->poll_interval, "poll this often if watching fails")
         ->capture_default_str();
     app.add_option("--progress-interval", o->progress_interval,
@@ -182,6 +220,7 @@ Handler define_dashboard(CLI::App& app) {
                    "schedule); 0: never")
         ->check(CLI::Range(0, 86400))
         ->capture_default_str();
+    add_store_options(app, o->kubeconfig, o->context, o->namespace_);
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
 

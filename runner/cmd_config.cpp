@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "runner/exit_status.h"
+#include "runner/run_order.h"
 
 namespace envgate {
 namespace {
@@ -74,14 +75,23 @@ void emit_gates_and_steps(YAML::Emitter& y, const Config& config) {
             if (gate.timeout) {
                 y << YAML::Key << "timeout" << YAML::Value << short_duration(*gate.timeout);
             }
+            if (gate.after) {
+                y << YAML::Key << "after" << YAML::Value << *gate.after;
+            }
             y << YAML::EndMap;
         }
         y << YAML::EndMap;
     }
     if (!config.steps.empty()) {
         y << YAML::Key << "steps" << YAML::Value << YAML::BeginMap;
-        for (const auto& [name, command] : config.steps) {
-            y << YAML::Key << name << YAML::Value << YAML::DoubleQuoted << command;
+        for (const auto& [name, step] : config.steps) {
+            y << YAML::Key << name << YAML::Value;
+            if (!step.after) {
+                y << YAML::DoubleQuoted << step.run;
+                continue;
+            }
+            y << YAML::BeginMap << YAML::Key << "run" << YAML::Value << YAML::DoubleQuoted
+              << step.run << YAML::Key << "after" << YAML::Value << *step.after << YAML::EndMap;
         }
         y << YAML::EndMap;
     }
@@ -139,15 +149,64 @@ std::string render_config(const Config& config) {
     return std::string(y.c_str()) + "\n";
 }
 
+namespace {
+
+// A YAML node of render_config's output as JSON, every scalar a string but the values
+// of the keys that hold a number or a boolean (an environment may be named "true").
+nlohmann::json yaml_to_json(const YAML::Node& node, const std::string& key = "") {
+    if (node.IsMap()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& kv : node) {
+            out[kv.first.Scalar()] = yaml_to_json(kv.second, kv.first.Scalar());
+        }
+        return out;
+    }
+    if (node.IsSequence()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& item : node) {
+            out.push_back(yaml_to_json(item));
+        }
+        return out;
+    }
+    if (!node.IsScalar()) {
+        return nullptr;
+    }
+    if (key == "version") {
+        return node.as<int>();
+    }
+    if (key == "interruptible") {
+        return node.as<bool>();
+    }
+    return node.Scalar();
+}
+
+}  // namespace
+
+nlohmann::json render_config_json(const Config& config) {
+    nlohmann::json out = yaml_to_json(YAML::Load(render_config(config)));  // what it printed
+    out["order"] = nlohmann::json::array();
+    for (const RunEntry& e : run_order(config)) {
+        out["order"].push_back({{"name", e.name},
+                                {"kind", e.kind == EntryKind::gate ? "gate" : "step"},
+                                {"builtin", e.builtin}});
+    }
+    return out;
+}
+
 int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
     auto config = load_config(options.config_path);
     if (!config) {
         ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
+    if (options.output == "json") {
+        ctx.out << render_config_json(*config).dump(2) << "\n";
+        return k_exit_success;
+    }
     ctx.out << "# " << options.config_path << ": valid.\n"
             << "# Effective settings: defaults applied to each environment; the global qa "
                "lock uses defaults.lock.\n"
+            << "# Run order: lock -> " << describe_run_order(run_order(*config)) << " -> release.\n"
             << render_config(*config);
     return k_exit_success;
 }

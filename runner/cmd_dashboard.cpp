@@ -105,7 +105,8 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
     std::vector<LockStatus> locks;
     for (const auto& name : names) {
         int exit = k_exit_usage;
-        auto l = read_lock_status(*config, name, ctx, exit);
+        auto l = read_lock_status(*config, name, ctx, exit,
+                                  {o.kubeconfig, std::nullopt, o.context, o.namespace_});
         if (!l) {
             return exit;
         }

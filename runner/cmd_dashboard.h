@@ -5,6 +5,7 @@
 // page DIR/index.html (report/dashboard.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,10 @@ struct DashboardOptions {
     std::string config_path = "envgate.yml";
     // Report dirs: each holds a run.json, or sub-folders that hold one.
     std::vector<std::string> runs;
-    int refresh_seconds = 0;  // > 0: the page reloads itself that often
+    int refresh_seconds = 0;                // > 0: the page reloads itself that often
+    std::optional<std::string> kubeconfig;  // the kubernetes lock store's cluster
+    std::optional<std::string> context;     // --context: instead of each environment's
+    std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
 };
 
 int run_dashboard(const DashboardOptions& options, Context& ctx);

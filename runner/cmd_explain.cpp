@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "gates/memory_json.h"
 #include "gates/verdict_json.h"
 #include "runner/exit_status.h"
+#include "runner/run_order.h"
 
 namespace envgate {
 namespace {
@@ -29,6 +31,20 @@ Result<std::string> read_text_file(const std::string& path) {
     return text.str();
 }
 
+// --gate: a built-in gate, else one the config adds (which is then read).
+Result<gates::Gate> gate_of(const ExplainOptions& o) {
+    if (auto builtin = gates::gate_from_name(o.gate)) {
+        return *builtin;
+    }
+    std::string path = o.config_path.value_or("envgate.yml");
+    std::error_code ec;
+    if (!o.config_path && !std::filesystem::exists(path, ec)) {
+        return resolve_gate(o.gate, nullptr);
+    }
+    TRY_ASSIGN(Config config, load_config(path));
+    return resolve_gate(o.gate, &config);
+}
+
 struct ExplainInput {
     gates::Gate gate = gates::Gate::pre_migrations;
     std::optional<gates::Job> job;  // nullopt: --job-deleted
@@ -39,13 +55,7 @@ struct ExplainInput {
 
 Result<ExplainInput> load(const ExplainOptions& o, Clock& clock) {
     ExplainInput in;
-    auto gate = gates::gate_from_name(o.gate);
-    if (!gate) {
-        return Status(Code::invalid, "--gate: unknown gate \"" + o.gate +
-                                         "\" (pre-migrations, post-migrations, "
-                                         "batched-migrations-check)");
-    }
-    in.gate = *gate;
+    TRY_ASSIGN(in.gate, gate_of(o));
     if (o.job_deleted == !o.job_path.empty()) {
         return Status(Code::invalid, "give either --job FILE or --job-deleted (with --memory)");
     }

@@ -15,6 +15,9 @@ struct ExplainOptions {
     std::optional<std::string> pods_path;
     std::optional<std::string> memory_path;
     std::optional<std::string> now;  // RFC 3339; defaults to the clock
+    // envgate.yml, for the gates it adds; nullopt: ./envgate.yml when it exists. Only
+    // read when --gate is not a built-in gate.
+    std::optional<std::string> config_path;
 };
 
 int run_explain(const ExplainOptions& options, Context& ctx);

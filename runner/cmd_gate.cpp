@@ -11,12 +11,13 @@
 #include "runner/gate/gate_runner.h"
 #include "runner/kube_session.h"
 #include "runner/report/render.h"
+#include "runner/run_order.h"
 
 namespace envgate {
 namespace {
 
 struct Plan {
-    gates::Gate gate;
+    gates::Gate gate = gates::Gate::pre_migrations;
     std::string manifest_path;
     std::string namespace_;
     std::optional<std::string> kube_context;
@@ -33,14 +34,6 @@ Result<Duration> duration_option(const std::string& flag, const std::string& tex
 // Options first, then the config (when present) fills what they left open.
 Result<Plan> make_plan(const GateOptions& o) {
     Plan plan;
-    auto gate = gates::gate_from_name(o.gate);
-    if (!gate) {
-        return Status(Code::invalid,
-                      fmt::format("--gate \"{}\": not a gate (pre-migrations, post-migrations, "
-                                  "batched-migrations-check)",
-                                  o.gate));
-    }
-    plan.gate = *gate;
     if (o.on_cancel != "leave" && o.on_cancel != "delete") {
         return Status(Code::invalid, "--on-cancel \"" + o.on_cancel + "\": leave or delete");
     }
@@ -53,17 +46,21 @@ Result<Plan> make_plan(const GateOptions& o) {
                                                  "the gate's Job manifest",
                                                  o.config));
     }
+    std::optional<Config> config;
     if (have_config) {
-        TRY_ASSIGN(Config config, load_config(o.config));
-        const Environment* env = config.find_environment(o.environment);
+        TRY_ASSIGN(config, load_config(o.config));
+    }
+    TRY_ASSIGN(plan.gate, resolve_gate(o.gate, config ? &*config : nullptr));
+    if (config) {
+        const Environment* env = config->find_environment(o.environment);
         if (env == nullptr) {
             return Status(Code::invalid,
                           fmt::format("{}: no environment \"{}\"{}", o.config, o.environment,
-                                      unknown_environment_hint(config, o.environment)));
+                                      unknown_environment_hint(*config, o.environment)));
         }
         plan.namespace_ = env->namespace_;
         plan.kube_context = env->kube_context;
-        if (auto it = config.gates.find(o.gate); it != config.gates.end()) {
+        if (auto it = config->gates.find(o.gate); it != config->gates.end()) {
             plan.manifest_path = it->second.job;
             plan.timeout = it->second.timeout.value_or(plan.timeout);
         }

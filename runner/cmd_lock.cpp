@@ -7,6 +7,7 @@
 #include "locks/file_store.h"
 #include "locks/identity.h"
 #include "locks/kubernetes_lease_store.h"
+#include "locks/record_json.h"
 #include "runner/cmd_unlock.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
@@ -55,11 +56,13 @@ std::optional<Duration> duration_option(const std::optional<std::string>& text, 
 Result<std::unique_ptr<LockStore>> kubernetes_store(const LockSettings& s, const Environment* env,
                                                     Context& ctx, const StoreOptions& options) {
     JobLog log(ctx.err, ctx.clock, log_settings_from(ctx.getenv, false));
-    KubeTarget target{options.kubeconfig, env ? env->kube_context : std::nullopt,
+    std::optional<std::string> context = env ? env->kube_context : std::nullopt;
+    KubeTarget target{options.kubeconfig, options.context ? options.context : context,
                       options.retry_budget};
     TRY_ASSIGN(KubeSession session, open_kube_session(target, ctx, log));
     std::shared_ptr<kube::KubeApi> api = std::move(session.api);
-    return std::unique_ptr<LockStore>(std::make_unique<KubernetesLeaseStore>(api, s.namespace_));
+    return std::unique_ptr<LockStore>(
+        std::make_unique<KubernetesLeaseStore>(api, options.namespace_.value_or(s.namespace_)));
 }
 
 // Prints why a lock command failed; for a record that cannot be read, also how to
@@ -100,9 +103,11 @@ int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
     if (got->end != AcquireEnd::acquired) {
         return k_exit_lock_not_obtained;
     }
-    ctx.out << "lock " << t.spec.name << " " << outcome_name(got->decision.outcome) << " by "
-            << me.id << ": " << got->decision.message << " (lease "
-            << format_duration(t.spec.lease_duration) << ")\n";
+    print_lock_result(ctx, t, "acquire",
+                      "lock " + t.spec.name + " " + outcome_name(got->decision.outcome) + " by " +
+                          me.id + ": " + got->decision.message + " (lease " +
+                          format_duration(t.spec.lease_duration) + ")",
+                      o.output == "json");
     if (int signal = ctx.pending_signal()) {
         // Cancelled right after taking the lock: the environment's state is unknown.
         Failure f{o.step, "Cancelled", "ended by signal " + std::to_string(signal), {}};
@@ -113,12 +118,12 @@ int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
 }
 
 int report(const Result<Decision>& d, const LockTarget& t, const char* verb, Context& ctx,
-           int refused_exit) {
+           int refused_exit, bool json) {
     if (!d.is_ok()) {
         return print_error(d.status(), t, verb, ctx);
     }
     if (d->outcome != Outcome::refused) {
-        ctx.out << "lock " << t.spec.name << ": " << d->message << "\n";
+        print_lock_result(ctx, t, verb, "lock " + t.spec.name + ": " + d->message, json);
         return k_exit_success;
     }
     ctx.err << "envgate lock " << verb << ": lock " << t.spec.name << " "
@@ -151,16 +156,30 @@ int exit_for(const Status& status) {
     }
 }
 
+void print_lock_result(Context& ctx, const LockTarget& t, const std::string& action,
+                       const std::string& text, bool json) {
+    if (!json) {
+        ctx.out << text << "\n";
+        return;
+    }
+    auto current = t.store->read(t.spec.name);
+    nlohmann::json out = {
+        {"action", action},
+        {"lock", t.spec.name},
+        {"message", text},
+        {"record", current.is_ok() ? locks::to_json(current->record) : nlohmann::json(nullptr)}};
+    ctx.out << out.dump(2) << "\n";
+}
+
 std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
-                                       Context& ctx, int& exit,
-                                       const std::optional<std::string>& kubeconfig) {
+                                       Context& ctx, int& exit, const StoreOptions& store) {
     auto config = load_config(config_path);
     if (!config.is_ok()) {
         ctx.err << config.status().message() << "\n";
         exit = k_exit_usage;
         return std::nullopt;
     }
-    return lock_target(*config, name, ctx, exit, {kubeconfig, std::nullopt});
+    return lock_target(*config, name, ctx, exit, store);
 }
 
 std::optional<LockTarget> lock_target(const Config& config, const std::string& name, Context& ctx,
@@ -204,27 +223,34 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
 
 int run_lock(const LockOptions& o, Context& ctx) {
     int exit = k_exit_usage;
-    auto target = resolve_lock(o.config_path, o.env, ctx, exit, o.kubeconfig);
+    if (o.output != "text" && o.output != "json") {
+        ctx.err << "envgate lock: --output must be text or json\n";
+        return k_exit_usage;
+    }
+    auto target = resolve_lock(o.config_path, o.env, ctx, exit,
+                               {o.kubeconfig, std::nullopt, o.context, o.namespace_});
     if (!target) {
         return exit;
     }
     LockTarget& t = *target;
+    const bool json = o.output == "json";
     Holder me = holder_from_env(ctx.getenv, o.holder);
     LockManager manager(*t.store, ctx.clock, ctx.err, ctx.pending_signal);
     if (o.action == "acquire") {
         return acquire(o, t, ctx);
     }
     if (o.action == "release") {
-        return report(manager.release(t.spec.name, me), t, "release", ctx, k_exit_failed);
+        return report(manager.release(t.spec.name, me), t, "release", ctx, k_exit_failed, json);
     }
     if (o.action == "fail") {
         Failure f{o.step, o.reason.empty() ? "Failed" : o.reason, o.message, {}};
-        return report(manager.fail(t.spec, me, f), t, "fail", ctx, k_exit_failed);
+        return report(manager.fail(t.spec, me, f), t, "fail", ctx, k_exit_failed, json);
     }
     Request verify;
     verify.op = Op::verify;
     verify.who = me;
-    return report(manager.apply(t.spec.name, verify), t, "verify", ctx, k_exit_lock_not_obtained);
+    return report(manager.apply(t.spec.name, verify), t, "verify", ctx, k_exit_lock_not_obtained,
+                  json);
 }
 
 }  // namespace envgate

@@ -25,6 +25,9 @@ struct LockOptions {
     std::string reason;                       // fail
     std::string message;                      // fail
     std::optional<std::string> kubeconfig;    // the kubernetes store's cluster
+    std::optional<std::string> context;       // --context: instead of the environment's
+    std::optional<std::string> namespace_;    // -n: the Leases' namespace, instead of the config's
+    std::string output = "text";              // -o text | json
 };
 
 int run_lock(const LockOptions& options, Context& ctx);
@@ -41,16 +44,23 @@ struct LockTarget {
 
 // Loads `config_path` and resolves lock `name` (an environment or `qa`, which uses
 // `defaults`). On failure prints to ctx.err and returns the exit status in `exit`.
-std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
-                                       Context& ctx, int& exit,
-                                       const std::optional<std::string>& kubeconfig = {});
-
 struct Config;
 // How a command reaches a kubernetes lock store.
 struct StoreOptions {
     std::optional<std::string> kubeconfig;  // --kubeconfig (else KUBECONFIG, as kubectl)
     std::optional<Duration> retry_budget;   // see KubeTarget
+    std::optional<std::string> context;     // --context (else the environment's kube_context)
+    std::optional<std::string> namespace_;  // -n: the Leases' namespace (else the config's)
 };
+
+std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
+                                       Context& ctx, int& exit, const StoreOptions& store = {});
+
+// What a lock command that changed or checked lock `t` prints: `text` as is, or with
+// `json` an object {"action", "lock", "message", "record"} (the record read back, in
+// the locks/README.md schema, null when it cannot be read).
+void print_lock_result(Context& ctx, const LockTarget& t, const std::string& action,
+                       const std::string& text, bool json);
 // The same for an already loaded config.
 std::optional<LockTarget> lock_target(const Config& config, const std::string& name, Context& ctx,
                                       int& exit, const StoreOptions& store = {});

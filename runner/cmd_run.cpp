@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "gates/dns_label.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
 #include "runner/report/render.h"
@@ -54,9 +55,21 @@ int run_run(const RunOptions& o, Context& ctx) {
                 << unknown_environment_hint(*config, o.environment) << "\n";
         return k_exit_usage;
     }
+    Environment target = *env;  // --context and -n as kubectl takes them
+    if (o.context) {
+        target.kube_context = o.context;
+    }
+    if (o.namespace_) {
+        if (!is_dns1123_label(*o.namespace_)) {
+            ctx.err << "envgate run: -n \"" << *o.namespace_
+                    << "\": not a Kubernetes namespace name (a DNS-1123 label)\n";
+            return k_exit_usage;
+        }
+        target.namespace_ = *o.namespace_;
+    }
     JobLog log(ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(1) != 0));
     PosixProcessRunner processes;
-    Upgrade upgrade(*config, *env, ctx, log, processes, *settings);
+    Upgrade upgrade(*config, target, ctx, log, processes, *settings);
     std::string section = "envgate_run_" + env->name;
     log.section_start(section, "envgate run " + env->name);
     int code = upgrade.run();

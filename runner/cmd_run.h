@@ -18,6 +18,8 @@ struct RunOptions {
     bool no_wait = false;
     std::string on_cancel = "leave";
     std::optional<std::string> kubeconfig;
+    std::optional<std::string> context;     // --context: instead of the environment's
+    std::optional<std::string> namespace_;  // -n: the gates' namespace, instead of the config's
     std::string poll_interval = "5s";
     std::string progress_interval = "30s";
 };

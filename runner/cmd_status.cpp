@@ -1,5 +1,9 @@
 #include "runner/cmd_status.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -17,27 +21,70 @@ namespace {
 
 using namespace envgate::locks;
 
-constexpr std::size_t k_width = 80;
+// The column values start at: two spaces and a label padded to nine.
+constexpr std::size_t k_indent = 11;
+// Narrower terminals still get this much text per line.
+constexpr std::size_t k_min_text = 20;
 
-std::string fit(std::string text, std::size_t width) {
-    if (text.size() > width) {
-        text = text.substr(0, width - 3) + "...";
+// `text` in lines of at most `width` bytes, broken at spaces; `width` 0: one line. A
+// word longer than the width (a URL, a Job name) stays whole on its own line, so it
+// can still be copied. Nothing is dropped.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+    if (width == 0 || text.size() <= width) {
+        return {text};
     }
-    return text;
+    std::vector<std::string> lines;
+    std::string rest = text;
+    while (rest.size() > width) {
+        std::size_t cut = rest.rfind(' ', width);
+        if (cut == std::string::npos || cut == 0) {
+            cut = rest.find(' ', width);  // the first word is longer than the width
+        }
+        if (cut == std::string::npos) {
+            break;
+        }
+        lines.push_back(rest.substr(0, cut));
+        rest = rest.substr(cut + 1);
+    }
+    if (!rest.empty()) {
+        lines.push_back(rest);
+    }
+    return lines;
 }
 
-void line(std::ostringstream& out, const char* label, const std::string& value) {
-    if (!value.empty()) {
-        out << "  " << label << std::string(9 - std::string(label).size(), ' ') << value << "\n";
-    }
-}
+class Lines {
+  public:
+    Lines(std::ostringstream& out, std::size_t width) : m_out(out), m_width(width) {}
 
-void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now) {
+    // "  label    value", the value wrapped to the width under itself.
+    void line(const char* label, const std::string& value) const {
+        if (value.empty()) {
+            return;
+        }
+        std::size_t room =
+            m_width == 0 ? 0 : std::max(k_min_text, m_width - std::min(m_width, k_indent));
+        const auto parts = wrap_words(value, room);
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            std::string head = i == 0 ? std::string(label) : "";
+            m_out << "  " << head << std::string(k_indent - 2 - head.size(), ' ') << parts[i]
+                  << "\n";
+        }
+    }
+    std::size_t width() const { return m_width; }
+
+  private:
+    std::ostringstream& m_out;
+    std::size_t m_width;
+};
+
+void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now, std::size_t width) {
     const LockRecord& r = s.record;
+    const Lines lines(out, width);
+    auto line = [&lines](const char* label, const std::string& value) { lines.line(label, value); };
     if (!s.error.empty()) {
-        out << r.name << (s.repair.empty() ? "  UNKNOWN" : "  UNREADABLE") << "\n  error    "
-            << s.error << "\n"
-            << s.repair;
+        out << r.name << (s.repair.empty() ? "  UNKNOWN" : "  UNREADABLE") << "\n";
+        line("error", s.error);
+        out << s.repair;
         return;
     }
     std::string state = state_name(r.state);
@@ -51,33 +98,32 @@ void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now) {
     }
     out << "\n";
     if (r.holder) {
-        line(out, "holder",
-             r.holder->id + (r.holder->user.empty() ? "" : " (" + r.holder->user + ")"));
-        line(out, "pipeline", r.holder->pipeline_url);
-        line(out, "job", r.holder->job_url);
-        line(out, "step", r.step);
-        line(out, "renewed",
+        line("holder", r.holder->id + (r.holder->user.empty() ? "" : " (" + r.holder->user + ")"));
+        line("pipeline", r.holder->pipeline_url);
+        line("job", r.holder->job_url);
+        line("step", r.step);
+        line("renewed",
              format_rfc3339(r.renewed_at) + ", lease " + format_duration(r.lease_duration));
     }
     if (r.state == LockState::failed) {
-        line(out, "failure", fit(describe_failure(r), k_width - 11));
-        // One command on two lines (a shell continuation), so it fits 80 columns.
+        line("failure", describe_failure(r));
+        // One command on two lines (a shell continuation) when it would not fit.
         std::string cmd = unlock_command(r);
         auto cut = cmd.find(" --expect-holder");
-        if (cut != std::string::npos && cmd.size() + 4 > k_width) {
+        if (cut != std::string::npos && width != 0 && cmd.size() + 4 > width) {
             cmd = cmd.substr(0, cut) + " \\\n      " + cmd.substr(cut + 1);
         }
         out << "  unlock with:\n    " << cmd << "\n";
     }
     for (std::size_t i = 0; i < r.waiters.size(); ++i) {
         const Waiter& w = r.waiters[i];
-        line(out, i == 0 ? "waiting" : "", w.who.id + " since " + format_rfc3339(w.since));
+        line(i == 0 ? "waiting" : "", w.who.id + " since " + format_rfc3339(w.since));
     }
     std::size_t first = r.history.size() > 5 ? r.history.size() - 5 : 0;
     for (std::size_t i = first; i < r.history.size(); ++i) {
         const Transition& t = r.history[i];
         std::string entry = format_rfc3339(t.at) + " " + t.what + " " + t.who + ": " + t.why;
-        line(out, i == first ? "history" : "", fit(entry, k_width - 11));
+        line(i == first ? "history" : "", entry);
     }
 }
 
@@ -96,8 +142,8 @@ std::vector<std::string> lock_names(const Config& config, const std::optional<st
 }
 
 std::optional<LockStatus> read_lock_status(const Config& config, const std::string& name,
-                                           Context& ctx, int& exit) {
-    auto target = lock_target(config, name, ctx, exit);
+                                           Context& ctx, int& exit, const StoreOptions& store) {
+    auto target = lock_target(config, name, ctx, exit, store);
     if (!target) {
         return std::nullopt;
     }
@@ -116,13 +162,14 @@ std::optional<LockStatus> read_lock_status(const Config& config, const std::stri
     return s;
 }
 
-std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now) {
+std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now,
+                               std::size_t width) {
     std::ostringstream out;
     for (std::size_t i = 0; i < locks.size(); ++i) {
         if (i > 0) {
             out << "\n";
         }
-        render_one(out, locks[i], now);
+        render_one(out, locks[i], now, width);
     }
     return out.str();
 }
@@ -145,6 +192,24 @@ nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoin
     return j;
 }
 
+std::size_t terminal_width(
+    const std::function<std::optional<std::string>(const std::string&)>& getenv) {
+    if (auto columns = getenv("COLUMNS")) {
+        try {
+            int n = std::stoi(*columns);
+            if (n > 0) {
+                return static_cast<std::size_t>(n);
+            }
+        } catch (const std::exception&) {  // not a number: ask the terminal
+        }
+    }
+    struct winsize ws {};
+    if (::isatty(1) != 0 && ::ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+        return ws.ws_col;
+    }
+    return 0;
+}
+
 int run_status(const StatusOptions& o, Context& ctx) {
     if (o.output != "text" && o.output != "json" && o.output != "prometheus") {
         ctx.err << "envgate status: --output must be text, json or prometheus\n";
@@ -163,7 +228,8 @@ int run_status(const StatusOptions& o, Context& ctx) {
     std::vector<LockStatus> out;
     for (const auto& name : names) {
         int exit = k_exit_usage;
-        auto s = read_lock_status(*config, name, ctx, exit);
+        auto s = read_lock_status(*config, name, ctx, exit,
+                                  {o.kubeconfig, std::nullopt, o.context, o.namespace_});
         if (!s) {
             return exit;
         }
@@ -172,7 +238,7 @@ int run_status(const StatusOptions& o, Context& ctx) {
     TimePoint now = ctx.clock.now();
     std::vector<GateRuns> gates;
     if (o.output == "prometheus" && !config->gates.empty()) {
-        gates = read_gate_runs(*config, names, ctx);
+        gates = read_gate_runs(*config, names, ctx, o.kubeconfig, o.context);
     }
     if (o.output == "prometheus" && !o.textfile.empty()) {
         Status written = write_file_atomic(o.textfile, render_status_prometheus(out, gates, now));
@@ -185,7 +251,7 @@ int run_status(const StatusOptions& o, Context& ctx) {
     } else if (o.output == "json") {
         ctx.out << render_status_json(out, now).dump(2) << "\n";
     } else {
-        ctx.out << render_status_text(out, now);
+        ctx.out << render_status_text(out, now, o.wide ? 0 : terminal_width(ctx.getenv));
     }
     for (const auto& s : out) {
         if (!s.error.empty()) {

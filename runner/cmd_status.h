@@ -5,12 +5,14 @@
 // The JSON schema ("envgate.dev/status/v1") is documented in locks/README.md.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "locks/lock_record.h"
+#include "runner/cmd_lock.h"
 #include "runner/config.h"
 #include "runner/context.h"
 
@@ -21,6 +23,10 @@ struct StatusOptions {
     std::string output = "text";
     std::string textfile;  // --output prometheus: write here atomically instead of stdout
     std::string config_path = "envgate.yml";
+    bool wide = false;                      // --wide: text output on long lines, never wrapped
+    std::optional<std::string> kubeconfig;  // clusters of the Lease store and of the gates
+    std::optional<std::string> context;     // --context: instead of each environment's
+    std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
 };
 
 int run_status(const StatusOptions& options, Context& ctx);
@@ -40,10 +46,18 @@ std::vector<std::string> lock_names(const Config& config, const std::optional<st
 // Reads lock `name` from the store the config gives it. Nullopt (and `exit` set) when
 // there is no store to read from; a store that fails to answer is an `error`.
 std::optional<LockStatus> read_lock_status(const Config& config, const std::string& name,
-                                           Context& ctx, int& exit);
+                                           Context& ctx, int& exit, const StoreOptions& store = {});
 
-// Pure renderers. Text fits an 80-column terminal.
-std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now);
+// Pure renderers. Text wraps long values (failures, unlock reasons) at spaces to
+// `width` columns, continuing under themselves; `width` 0 keeps each on one line.
+// Nothing is cut.
+std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now,
+                               std::size_t width = 0);
+
+// The width to wrap status text to: $COLUMNS when it is a number, else the terminal's
+// (ioctl TIOCGWINSZ on stdout), else 0 (not a terminal: no wrapping).
+std::size_t terminal_width(
+    const std::function<std::optional<std::string>(const std::string&)>& getenv);
 nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoint now);
 
 }  // namespace envgate

@@ -223,13 +223,18 @@ int run_unlock(const UnlockOptions& o, Context& ctx) {
                    "lock history)\n";
         return k_exit_usage;
     }
+    if (o.output != "text" && o.output != "json") {
+        ctx.err << "envgate unlock: --output must be text or json\n";
+        return k_exit_usage;
+    }
     auto config = load_config(o.config_path);
     if (!config.is_ok()) {
         ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
     int exit = k_exit_usage;
-    auto target = lock_target(*config, o.env, ctx, exit);
+    auto target = lock_target(*config, o.env, ctx, exit,
+                              {o.kubeconfig, std::nullopt, o.context, o.namespace_});
     if (!target) {
         return exit;
     }
@@ -263,8 +268,10 @@ int run_unlock(const UnlockOptions& o, Context& ctx) {
         ctx.err << "envgate unlock: lock " << o.env << " not unlocked: " << d->message << "\n";
         return d->refusal == locks::Refusal::reason_required ? k_exit_usage : k_exit_failed;
     }
-    ctx.out << "lock " << o.env << ": " << d->message << "; recorded as " << actor << ": "
-            << o.reason << "\n";
+    print_lock_result(
+        ctx, *target, "unlock",
+        "lock " + o.env + ": " + d->message + "; recorded as " + actor + ": " + o.reason,
+        o.output == "json");
     return k_exit_success;
 }
 

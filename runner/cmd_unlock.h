@@ -17,6 +17,10 @@ struct UnlockOptions {
     std::string reason;
     std::optional<std::string> expect_holder;
     std::string config_path = "envgate.yml";
+    std::optional<std::string> kubeconfig;  // the kubernetes lock store's cluster
+    std::optional<std::string> context;     // --context: instead of the environment's
+    std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
+    std::string output = "text";            // -o text | json
 };
 
 int run_unlock(const UnlockOptions& options, Context& ctx);

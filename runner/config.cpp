@@ -15,6 +15,7 @@
 #include "runner/config_check.h"
 #include "runner/config_ci.h"
 #include "runner/config_lint.h"
+#include "runner/config_steps.h"
 #include "runner/config_yaml.h"
 #include "runner/generate/glob.h"
 #include "runner/yaml_bounded.h"
@@ -32,10 +33,6 @@ const std::vector<std::string> k_lock_keys = {"store",          "path",     "nam
                                               "lease_duration", "hold_for", "local_unlock"};
 const std::vector<std::string> k_environment_keys = {"name",  "namespace", "kube_context", "paths",
                                                      "after", "lock",      "unlockers"};
-const std::vector<std::string> k_gate_names = {"pre-migrations", "post-migrations",
-                                               "batched-migrations-check"};
-const std::vector<std::string> k_gate_keys = {"job", "timeout"};
-const std::vector<std::string> k_step_names = {"diff", "deploy", "qa"};
 
 const std::vector<std::string> k_store_names = {"file", "kubernetes"};
 const std::vector<std::string> k_policy_names = {"hold", "release"};
@@ -63,8 +60,9 @@ class ConfigParser {
         read_version(root["version"]);
         read_defaults(root["defaults"]);
         read_environments(root["environments"]);
-        read_gates(root["gates"]);
-        read_steps(root["steps"]);
+        read_gates_section(root["gates"], m_dir, m_f, m_config, m_added);
+        read_steps_section(root["steps"], m_f, m_config, m_added);
+        check_added_entries(m_config, m_added, m_f);
         read_lint_section(root["lint"], m_f, m_config.lint);
         read_ci_section(root["ci"], m_config.environments, m_f, m_config.ci);
         check_environments(m_config.environments, m_marks, m_f);
@@ -84,11 +82,7 @@ class ConfigParser {
     }
 
     std::string resolve(const std::string& relative) const {
-        fs::path p(relative);
-        if (p.is_absolute() || m_dir.empty()) {
-            return p.lexically_normal().string();
-        }
-        return (m_dir / p).lexically_normal().string();
+        return resolve_config_path(m_dir, relative);
     }
 
     void read_version(const YAML::Node& node) {
@@ -258,80 +252,12 @@ class ConfigParser {
         }
     }
 
-    void read_gates(const YAML::Node& node) {
-        if (!node.IsDefined() || !m_f.expect_map(node, "gates")) {
-            return;
-        }
-        m_f.check_keys(node, "gates", k_gate_names);
-        for (const auto& kv : node) {
-            const std::string name = kv.first.Scalar();
-            if (std::find(k_gate_names.begin(), k_gate_names.end(), name) == k_gate_names.end() ||
-                m_config.gates.contains(name)) {
-                continue;  // reported by check_keys
-            }
-            if (auto g = read_gate(kv.second, "gates." + name)) {
-                m_config.gates[name] = *g;
-            }
-        }
-    }
-
-    std::optional<GateSettings> read_gate(const YAML::Node& node, const std::string& field) {
-        if (!node.IsMap()) {
-            m_f.error(m_f.where(node), field,
-                      "expected a mapping with `job`, got " + node_kind(node));
-            return std::nullopt;
-        }
-        m_f.check_keys(node, field, k_gate_keys);
-        GateSettings gate;
-        if (!node["timeout"]) {
-            // No timeout: the gate waits as long as the Job does.
-        } else if (auto d = m_f.read_duration(node["timeout"], field + ".timeout", k_min_lease)) {
-            gate.timeout = *d;
-        }
-        if (!node["job"]) {
-            m_f.error(m_f.where(node), field + ".job", "missing; the path of the Job manifest");
-            return std::nullopt;
-        }
-        auto job = m_f.read_string(node["job"], field + ".job");
-        if (!job) {
-            return std::nullopt;
-        }
-        gate.job = resolve(*job);
-        std::error_code ec;
-        if (job->empty() || !fs::is_regular_file(gate.job, ec)) {
-            m_f.error(m_f.where(node["job"]), field + ".job",
-                      fmt::format("\"{}\" is not a file (looked for {})", *job, gate.job));
-            return std::nullopt;
-        }
-        return gate;
-    }
-
-    void read_steps(const YAML::Node& node) {
-        if (!node.IsDefined() || !m_f.expect_map(node, "steps")) {
-            return;
-        }
-        m_f.check_keys(node, "steps", k_step_names);
-        for (const auto& kv : node) {
-            const std::string name = kv.first.Scalar();
-            if (std::find(k_step_names.begin(), k_step_names.end(), name) == k_step_names.end() ||
-                m_config.steps.contains(name)) {
-                continue;
-            }
-            const YAML::Mark mark = m_f.where(kv.second);
-            if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
-                m_f.error(mark, "steps." + name,
-                          "expected a command (a non-empty string), got " + node_kind(kv.second));
-                continue;
-            }
-            m_config.steps[name] = kv.second.Scalar();
-        }
-    }
-
     YamlFields m_f;
     fs::path m_dir;
     YAML::Mark m_root_mark;
     Config m_config;
     std::vector<EnvironmentMarks> m_marks;
+    AddedMarks m_added;
 };
 
 }  // namespace

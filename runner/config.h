@@ -55,6 +55,14 @@ struct GateSettings {
     // the working directory, and is absolute when the config path is).
     std::string job;
     std::optional<Duration> timeout;
+    // A gate envgate.yml adds (not one of the three built-in): the step or gate it runs
+    // right after (runner/run_order.h). The built-in gates have a fixed place.
+    std::optional<std::string> after;
+};
+
+struct StepSettings {
+    std::string run;                   // the shell command
+    std::optional<std::string> after;  // as GateSettings::after, for a step envgate.yml adds
 };
 
 // `ci:`: what `envgate generate` writes into the child pipeline for GitLab, which
@@ -74,7 +82,10 @@ struct Config {
     int version = 1;
     std::vector<Environment> environments;
     std::map<std::string, GateSettings> gates;  // pre-migrations, post-migrations, ...
-    std::map<std::string, std::string> steps;   // diff, deploy, qa -> command
+    std::map<std::string, StepSettings> steps;  // diff, deploy, qa, ... -> command
+    // The gates and steps the file adds to the built-in ones, in the order it lists
+    // them: entries that run after the same one run in this order.
+    std::vector<std::string> added;
     // `defaults`, resolved: what an environment inherits, and what the global `qa`
     // lock uses.
     std::string default_namespace;

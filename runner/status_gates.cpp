@@ -86,7 +86,8 @@ std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
 }
 
 std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std::string>& names,
-                                     Context& ctx) {
+                                     Context& ctx, const std::optional<std::string>& kubeconfig,
+                                     const std::optional<std::string>& context) {
     std::vector<GateRuns> out;
     JobLog log(ctx.err, ctx.clock, log_settings_from(ctx.getenv, false));
     for (const auto& name : names) {
@@ -95,7 +96,8 @@ std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std
             continue;  // the global qa lock has no gates
         }
         GateRuns runs{name, {}, ""};
-        auto session = open_kube_session({std::nullopt, env->kube_context, std::nullopt}, ctx, log);
+        auto session = open_kube_session(
+            {kubeconfig, context ? context : env->kube_context, std::nullopt}, ctx, log);
         auto jobs = session
                         ? session->api->list(kube::jobs(env->namespace_),
                                              {std::string(k_label_environment) + "=" + name, ""})

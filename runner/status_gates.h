@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,11 @@ struct GateRuns {
 std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
                                           const std::vector<nlohmann::json>& jobs, TimePoint now);
 
-// Lists each environment's gate Jobs on its cluster (KUBECONFIG, its kube_context).
+// Lists each environment's gate Jobs on its cluster (`kubeconfig` else KUBECONFIG;
+// `context` else its kube_context).
 std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std::string>& names,
-                                     Context& ctx);
+                                     Context& ctx,
+                                     const std::optional<std::string>& kubeconfig = {},
+                                     const std::optional<std::string>& context = {});
 
 }  // namespace envgate

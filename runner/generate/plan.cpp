@@ -2,17 +2,12 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "runner/generate/glob.h"
+#include "runner/run_order.h"
 
 namespace envgate {
 namespace {
-
-// Gates that run before the deploy step; every other gate runs after it, known
-// ones in upgrade order, then the rest by name.
-const char* const k_gates_before[] = {"pre-migrations"};
-const char* const k_gates_after[] = {"post-migrations", "batched-migrations-check"};
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
@@ -44,31 +39,22 @@ std::vector<std::string> matching_paths(const Environment& env, PathIndex& index
     return out;
 }
 
-void add_gates(const Config& config, Plan& plan) {
-    std::set<std::string> placed;
-    auto place = [&](const std::string& name, std::vector<PlannedGate>& into) {
-        auto it = config.gates.find(name);
-        if (it != config.gates.end() && placed.insert(name).second) {
-            into.push_back({name, it->second.job});
+// Each gate and step of `config` but diff, in the order a run takes them.
+std::vector<PlannedStep> sequence_of(const Config& config) {
+    std::vector<PlannedStep> out;
+    for (const RunEntry& e : run_order(config)) {
+        if (e.name == "diff") {
+            continue;
         }
-    };
-    for (const char* name : k_gates_before) {
-        place(name, plan.gates_before_deploy);
+        PlannedStep step{e.name, e.kind == EntryKind::gate, "", ""};
+        if (step.gate) {
+            step.manifest = config.gates.at(e.name).job;
+        } else {
+            step.command = config.steps.at(e.name).run;
+        }
+        out.push_back(std::move(step));
     }
-    for (const char* name : k_gates_after) {
-        place(name, plan.gates_after_deploy);
-    }
-    for (const auto& [name, settings] : config.gates) {
-        place(name, plan.gates_after_deploy);
-    }
-}
-
-std::optional<std::string> step(const Config& config, const std::string& name) {
-    auto it = config.steps.find(name);
-    if (it == config.steps.end()) {
-        return std::nullopt;
-    }
-    return it->second;
+    return out;
 }
 
 }  // namespace
@@ -140,10 +126,10 @@ Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
             plan.environments.push_back({name, std::move(matched)});
         }
     }
-    add_gates(config, plan);
-    plan.diff_step = step(config, "diff");
-    plan.deploy_step = step(config, "deploy");
-    plan.qa_step = step(config, "qa");
+    if (auto diff = config.steps.find("diff"); diff != config.steps.end()) {
+        plan.diff_step = diff->second.run;
+    }
+    plan.sequence = sequence_of(config);
     plan.ci = config.ci;
     return plan;
 }

@@ -25,9 +25,12 @@ struct PlannedEnvironment {
     std::vector<std::string> matched_paths;  // the changed paths its globs matched
 };
 
-struct PlannedGate {
-    std::string name;      // pre-migrations, post-migrations, ...
-    std::string manifest;  // the Job manifest path passed to `envgate gate --manifest`
+// One gate or step of each environment's run, after diff (runner/run_order.h).
+struct PlannedStep {
+    std::string name;  // pre-migrations, deploy, seed-check, ...
+    bool gate = false;
+    std::string manifest;  // gates: the Job manifest path for `envgate gate --manifest`
+    std::string command;   // steps: the shell command
 };
 
 struct Plan {
@@ -38,11 +41,8 @@ struct Plan {
     PipelineMode mode = PipelineMode::deploy;
     JobStyle style = JobStyle::split;
     std::vector<PlannedEnvironment> environments;  // promotion order; empty: no change
-    std::vector<PlannedGate> gates_before_deploy;  // pre-migrations
-    std::vector<PlannedGate> gates_after_deploy;   // post-migrations, batched check, others
-    std::optional<std::string> diff_step;          // the commands of envgate.yml `steps`
-    std::optional<std::string> deploy_step;
-    std::optional<std::string> qa_step;
+    std::optional<std::string> diff_step;          // envgate.yml `steps.diff`
+    std::vector<PlannedStep> sequence;             // every other gate and step, in run order
     CiSettings ci;  // envgate.yml `ci:`: the child's `default:` and deployment tiers
 };
 

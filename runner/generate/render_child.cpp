@@ -142,8 +142,9 @@ Job env_job(const std::string& env, const std::string& what, const std::string& 
     return job;
 }
 
-Job gate_job(const Plan& plan, const std::string& env, const PlannedGate& gate) {
-    Job job = env_job(env, gate.name, env + "-deploy");
+Job gate_job(const Plan& plan, const std::string& env, const PlannedStep& gate,
+             const std::string& stage) {
+    Job job = env_job(env, gate.name, stage);
     job.script.push_back(enter_step(plan, env, gate.name));
     job.script.push_back(fmt::format("envgate gate --env {} --gate {} --manifest {} {}", env,
                                      gate.name, shell_quote(gate.manifest), config_arg(plan)));
@@ -151,36 +152,50 @@ Job gate_job(const Plan& plan, const std::string& env, const PlannedGate& gate) 
     return job;
 }
 
-// diff (takes the lock) -> pre gates -> deploy -> post gates -> qa, each needing the
-// one before; then release on success and fail on any failure of those jobs.
+Job qa_job(const Plan& plan, const std::string& env, const PlannedStep& qa) {
+    Job job = env_job(env, "qa", env + "-qa");
+    job.script = {enter_step(plan, env, "qa"), lock_command(plan, "acquire", "qa"), qa.command,
+                  lock_command(plan, "release", "qa")};
+    job.after_script = {fmt::format("if [ \"$CI_JOB_STATUS\" != \"success\" ]; then {}; fi",
+                                    lock_command(plan, "fail", "qa"))};
+    return job;
+}
+
+// The job of one gate or step after diff. Stages only move forward (a job may not need
+// one of a later stage): what follows qa stays in its stage.
+Job sequence_job(const Plan& plan, const std::string& env, const PlannedStep& s,
+                 std::string& stage) {
+    if (s.name == "qa") {
+        stage = env + "-qa";
+        return qa_job(plan, env, s);
+    }
+    if (stage == env + "-diff") {
+        stage = env + "-deploy";
+    }
+    if (s.gate) {
+        return gate_job(plan, env, s, stage);
+    }
+    Job job = env_job(env, s.name, stage);
+    job.action = s.name == "deploy" ? "start" : "prepare";
+    job.script = {enter_step(plan, env, s.name), s.command};
+    return job;
+}
+
+// diff (takes the lock) -> each gate and step in run order (pre gates, deploy, post
+// gates, qa and those envgate.yml adds), each needing the one before; then release on
+// success and fail on any failure of those jobs.
 std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
     std::vector<Job> jobs;
     auto chain = [&jobs](Job job) {
         job.needs = {jobs.back().name};
         jobs.push_back(std::move(job));
     };
-    Job diff = env_job(env, "diff", env + "-diff");
+    std::string stage = env + "-diff";
+    Job diff = env_job(env, "diff", stage);
     diff.script = {enter_step(plan, env, "diff"), plan.diff_step.value_or(no_step("diff"))};
     jobs.push_back(std::move(diff));
-    for (const auto& gate : plan.gates_before_deploy) {
-        chain(gate_job(plan, env, gate));
-    }
-    if (plan.deploy_step) {
-        Job deploy = env_job(env, "deploy", env + "-deploy");
-        deploy.action = "start";
-        deploy.script = {enter_step(plan, env, "deploy"), *plan.deploy_step};
-        chain(std::move(deploy));
-    }
-    for (const auto& gate : plan.gates_after_deploy) {
-        chain(gate_job(plan, env, gate));
-    }
-    if (plan.qa_step) {
-        Job qa = env_job(env, "qa", env + "-qa");
-        qa.script = {enter_step(plan, env, "qa"), lock_command(plan, "acquire", "qa"),
-                     *plan.qa_step, lock_command(plan, "release", "qa")};
-        qa.after_script = {fmt::format("if [ \"$CI_JOB_STATUS\" != \"success\" ]; then {}; fi",
-                                       lock_command(plan, "fail", "qa"))};
-        chain(std::move(qa));
+    for (const auto& s : plan.sequence) {
+        chain(sequence_job(plan, env, s, stage));
     }
     std::vector<std::string> all;
     for (const auto& job : jobs) {

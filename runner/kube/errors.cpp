@@ -132,8 +132,12 @@ std::string redact(std::string text, const std::string& secret) {
     if (secret.empty()) {
         return text;
     }
-    for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {
-        text.replace(pos, secret.size(), "[redacted]");
+    // Search on after the replacement: a secret found in "[redacted]" itself (a short
+    // token such as "t") would otherwise be replaced forever.
+    const std::string mark = "[redacted]";
+    for (auto pos = text.find(secret); pos != std::string::npos;
+         pos = text.find(secret, pos + mark.size())) {
+        text.replace(pos, secret.size(), mark);
     }
     return text;
 }

@@ -12,18 +12,10 @@
 #include "runner/gate/gate_runner.h"
 #include "runner/run/access_review.h"
 #include "runner/run/reruns.h"
+#include "runner/run_order.h"
 
 namespace envgate {
-namespace {
-
-constexpr const char* k_order[] = {
-    "diff", "pre-migrations", "deploy", "post-migrations", "batched-migrations-check", "qa"};
-
-bool is_gate(const std::string& name) {
-    return gates::gate_from_name(name).has_value();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string upgrade_section(const std::string& env, const std::string& step) {
     return "envgate_" + env + "_" + step;
@@ -58,17 +50,15 @@ StepReport& Upgrade::add_step(const std::string& name, const std::string& kind,
 // Renders every gate's Job and connects to the cluster before any lock is touched.
 int Upgrade::plan() {
     std::string pipeline = m_ctx.getenv("CI_PIPELINE_ID").value_or("local");
-    for (const char* name : k_order) {
+    for (const RunEntry& entry : run_order(m_config)) {
+        const std::string& name = entry.name;
         Planned p;
         p.name = name;
-        p.gate = is_gate(name);
+        p.gate = entry.kind == EntryKind::gate;
         if (p.gate) {
-            auto it = m_config.gates.find(name);
-            if (it == m_config.gates.end()) {
-                continue;
-            }
-            p.file = it->second.job;
-            p.timeout = it->second.timeout.value_or(std::chrono::hours(1));
+            const GateSettings& gate = m_config.gates.at(name);
+            p.file = gate.job;
+            p.timeout = gate.timeout.value_or(std::chrono::hours(1));
             auto text = read_file(p.file);
             if (!text) {
                 m_ctx.err << "envgate run: " << text.status().message() << "\n";
@@ -82,11 +72,7 @@ int Upgrade::plan() {
             }
             p.job = std::move(job).value();
         } else {
-            auto it = m_config.steps.find(name);
-            if (it == m_config.steps.end()) {
-                continue;
-            }
-            p.command = it->second;
+            p.command = m_config.steps.at(name).run;
             p.file = m_config.path;
         }
         m_plan.push_back(std::move(p));
@@ -224,7 +210,7 @@ int Upgrade::run_shell_step(const Planned& p, StepReport& step) {
 
 int Upgrade::run_gate(const Planned& p, StepReport& step) {
     GateRunSettings settings;
-    settings.gate = *gates::gate_from_name(p.name);
+    settings.gate = gates::custom_gate(p.name);
     settings.timeout = p.timeout;
     settings.poll_interval = m_settings.poll_interval;
     settings.progress_every = m_settings.progress_interval;
@@ -251,7 +237,8 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
 
 int Upgrade::run_qa(const Planned& p, StepReport& step) {
     int exit = k_exit_usage;
-    auto qa = lock_target(m_config, "qa", m_ctx, exit, {m_settings.kubeconfig, std::nullopt});
+    auto qa = lock_target(m_config, "qa", m_ctx, exit,
+                          {m_settings.kubeconfig, std::nullopt, std::nullopt, std::nullopt});
     if (!qa) {
         step.state = StepState::failed;
         step.reason = "LockStoreError";
@@ -286,7 +273,8 @@ int Upgrade::run_planned(const Planned& p, StepReport& step) {
     if (p.gate) {
         return run_gate(p, step);
     }
-    m_changed = m_changed || p.name != "diff";  // diff only reads; deploy and qa change things
+    // diff only reads; deploy, qa and the steps a config adds may change things
+    m_changed = m_changed || p.name != "diff";
     return p.name == "qa" ? run_qa(p, step) : run_shell_step(p, step);
 }
 

@@ -1,6 +1,7 @@
 // The upgrade of one environment, in the order of spec/gates.md: lock -> diff ->
 // pre-migrations -> deploy -> post-migrations -> batched-migrations-check -> qa
-// (under the global qa lock) -> release. A step starts only after the one before it
+// (under the global qa lock) -> release, with the gates and steps envgate.yml adds
+// where their `after` puts them (runner/run_order.h). A step starts only after the one before it
 // succeeded; a failure or a cancellation applies the environment's failure policy.
 // Everything it did lands in a RunReport, whatever the outcome.
 #pragma once

@@ -102,6 +102,7 @@ int Upgrade::lock() {
 StoreOptions Upgrade::store_options() const {
     StoreOptions o;
     o.kubeconfig = m_settings.kubeconfig;
+    o.context = m_env.kube_context;  // `run --context` moves the Leases with the gates
     // A renewal gives up within a third of the lease: its answer (or its failure) comes
     // before the renew deadline, and stopping the heartbeat never waits longer.
     auto lease = m_env.lock.lease_duration;

@@ -9,15 +9,21 @@ if [[ $SCENARIO == secrets ]]; then start_kubesim --tls; else start_kubesim; fi
 
 NS=$(test_ns e2e)
 CFG=$T/envgate.yml
-# write_config DEPLOY_COMMAND: envgate.yml with pre- and post-migrations gates.
-write_config() {
-    cat >"$CFG" <<EOF
+# config_head: envgate.yml's version, defaults (file lock store) and environment e1.
+config_head() {
+    cat <<EOF
 version: 1
 defaults:
   namespace: $NS
   lock: { store: file, path: $T/locks, on_failure: hold, local_unlock: true }
 environments:
   - name: e1
+EOF
+}
+# write_config DEPLOY_COMMAND: envgate.yml with pre- and post-migrations gates.
+write_config() {
+    config_head >"$CFG"
+    cat >>"$CFG" <<EOF
 gates:
   pre-migrations: { job: $T/pre.yaml }
   post-migrations: { job: $T/post.yaml }
@@ -394,6 +400,131 @@ echo 'PG::UndefinedTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; echo post
     expect_rc 0 "a run under the same unlock"
     log_has "$T/third.log" "re-attached to Job $NS/$new_job"
     ok "rerun after unlock: new Jobs named after the unlock, re-attached under the same unlock"
+}
+
+# A gate and a step the config adds: seed-check, a Job gate after deploy that fails
+# once and then passes, and smoke, a shell step after post-migrations. Both run in
+# their place and show in the job log, the Job's events, junit.xml, summary.md/.html,
+# envgate.env, run.json, `status --output prometheus`, `config check`, `explain --gate`
+# and `envgate gate --gate`; a second run whose smoke step fails shows it in
+# annotations.json and as the failed step.
+write_added_config() {
+    config_head >"$CFG"
+    cat >>"$CFG" <<EOF
+gates:
+  pre-migrations: { job: $T/pre.yaml }
+  seed-check: { job: $T/seed.yaml, after: deploy }
+  post-migrations: { job: $T/post.yaml }
+steps:
+  deploy: "echo deploying \$ENVGATE_ENV"
+  smoke: { run: "$1", after: post-migrations }
+EOF
+}
+check_added_in_reports() {
+    local rep=$1 names want="lock pre-migrations deploy seed-check post-migrations smoke"
+    names=$(junit_xpath "$rep" '//testcase[not(contains(@name, " failed run "))]/@name' |
+        sed -E 's/ *name="([^"]+)"/\1 /g' | xargs)
+    [[ $names == "$want" ]] || fail "junit testcases in this order: '$names'"
+    [[ $(jq -r '.steps | map(.name) | join(" ")' "$rep/run.json") == "$want" ]] ||
+        fail "run.json step order: $(jq -c '.steps | map(.name)' "$rep/run.json")"
+    for step in seed-check smoke; do
+        grep -qE "^\| e1 \| \`?$step\`? \|" "$rep/summary.md" || fail "summary.md has no $step row"
+        grep -qF ">$step<" "$rep/summary.html" || fail "summary.html has no $step entry"
+    done
+    jq -e '.steps[] | select(.name == "seed-check") | .kind == "gate"' "$rep/run.json" >/dev/null ||
+        fail "run.json: seed-check is not a gate"
+    grep -qE "^ENVGATE_JOB_SEED_CHECK=seed-[0-9a-f]{8}$" "$rep/envgate.env" ||
+        fail "envgate.env lacks ENVGATE_JOB_SEED_CHECK: $(cat "$rep/envgate.env")"
+}
+
+scenario_added_gate_and_step() {
+    ok_job pre
+    ok_job post
+    job_manifest "$T/seed.yaml" seed OnFailure 2 "$(job_script seed "$(count_runs "$T/seed.count")
+if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; echo seeded")"
+    write_added_config 'echo smoke $ENVGATE_STEP on $ENVGATE_ENV'
+    run_envgate 60 "$T/check.log" config check --config "$CFG"
+    expect_rc 0 "config check of the added gate and step"
+    log_has "$T/check.log" "# Run order: lock -> pre-migrations -> deploy -> seed-check -> post-migrations -> smoke -> release."
+    run_envgate 60 "$T/check.json" config check --config "$CFG" -o json
+    expect_rc 0 "config check -o json"
+    [[ $(jq -r '[.order[] | .name + (if .builtin then "" else "+" end)] | join(" ")' "$T/check.json") == \
+        "pre-migrations deploy seed-check+ post-migrations smoke+" ]] || fail "config check -o json: $(cat "$T/check.json")"
+    run_envgate 120 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
+    expect_rc 0 "a run with an added gate and step"
+    # Whether a pass sees the container in back-off (a retrying verdict) depends on
+    # timing; every run counts the failed attempt, and the derived names show.
+    grep -qE '^seed-check: (retrying \(RetryingSeedCheck\)|(running \(RunningSeedCheck\)|succeeded \(SeedCheckComplete\)): .*after 1 failed attempt)' \
+        "$T/run.log" || fail "no verdict counts seed-check's failed attempt"
+    grep -qE '^seed-check: succeeded \(SeedCheckComplete\)' "$T/run.log" || fail "no SeedCheckComplete verdict"
+    log_has "$T/run.log" "smoke smoke on e1"
+    local at prev=0 what
+    for what in '^pre-migrations: succeeded' '^deploying e1$' '^seed-check: succeeded' \
+        '^post-migrations: succeeded' '^smoke smoke on e1$'; do
+        at=$(grep -nE -m1 "$what" "$T/run.log" | cut -d: -f1)
+        [[ -n $at && $at -gt $prev ]] || fail "the job log does not show '$what' after the step before it"
+        prev=$at
+    done
+    check_reports "$T/rep" e1 success
+    check_added_in_reports "$T/rep"
+    junit_xpath "$T/rep" '//testcase[starts-with(@name, "seed-check failed run 1 ")]' >/dev/null ||
+        fail "junit: no testcase for seed-check's failed run"
+    local seed_job
+    seed_job=$(sed -nE 's/^ENVGATE_JOB_SEED_CHECK=//p' "$T/rep/envgate.env")
+    # One Warning event per retry a pass saw (the gate's derived event reason).
+    local want_events=""
+    ! grep -qE '^seed-check: retrying \(RetryingSeedCheck\)' "$T/run.log" || want_events="1 SeedCheckRetrying"
+    [[ $(event_summary "$NS" "$seed_job") == "$want_events" ]] ||
+        fail "events on $seed_job: '$(event_summary "$NS" "$seed_job")', want '$want_events'"
+    "${K[@]}" get job -n "$NS" "$seed_job" -o json >"$T/seed-job.json"
+    run_envgate 30 "$T/explain.json" explain --gate seed-check --job "$T/seed-job.json" --config "$CFG"
+    expect_rc 0 "explain --gate seed-check"
+    [[ $(jq -r '.gate + " " + .progressing.reason' "$T/explain.json") == "seed-check SeedCheckComplete" ]] ||
+        fail "explain: $(cat "$T/explain.json")"
+    run_envgate 30 "$T/explain-typo.log" explain --gate seed-chek --job "$T/seed-job.json" --config "$CFG"
+    expect_rc 2 "explain --gate with a typo"
+    log_has "$T/explain-typo.log" 'did you mean "seed-check"?'
+    run_envgate 60 "$T/status.prom" status --config "$CFG" --output prometheus
+    expect_rc 0 "status --output prometheus"
+    grep -qxF 'envgate_gate_last_run_result{environment="e1",gate="seed-check",result="succeeded"} 1' \
+        "$T/status.prom" || fail "status: $(grep last_run_result "$T/status.prom")"
+    grep -qxF 'envgate_gate_last_run_retries{environment="e1",gate="seed-check"} 1' "$T/status.prom" ||
+        fail "status retries: $(grep last_run_retries "$T/status.prom")"
+    run_envgate 60 "$T/gate.log" gate --env e1 --gate seed-check --config "$CFG" --report-dir "$T/rep-gate"
+    expect_rc 0 "envgate gate --gate seed-check"
+    log_has "$T/gate.log" "re-attached to Job $NS/$seed_job"
+    [[ $(junit_xpath "$T/rep-gate" 'string(//testcase/@name)') == seed-check ]] || fail "gate junit"
+    grep -qx "ENVGATE_JOB_SEED_CHECK=$seed_job" "$T/rep-gate/envgate.env" || fail "gate envgate.env"
+
+    run_envgate 30 "$T/bad-ns.log" run --env e1 --config "$CFG" -n Not_A_Namespace
+    expect_rc 2 "run -n with a bad namespace"
+    log_has "$T/bad-ns.log" 'envgate run: -n "Not_A_Namespace": not a Kubernetes namespace name'
+    write_added_config 'echo smoke failed; exit 3'
+    # --context and -n name what the config does: the same cluster and namespace.
+    CI_JOB_URL=https://gitlab.example.com/p/-/jobs/7 CI_PIPELINE_URL=https://gitlab.example.com/p/-/pipelines/5 \
+        run_envgate 120 "$T/run2.log" run --env e1 --config "$CFG" --report-dir "$T/rep2" \
+        --context "$("${K[@]}" config current-context)" -n "$NS"
+    expect_rc 1 "the added smoke step fails"
+    log_has "$T/run2.log" "step smoke exited 3"
+    check_reports "$T/rep2" e1 failed StepFailed
+    check_added_in_reports "$T/rep2"
+    grep -qx "ENVGATE_FAILED_STEP=smoke" "$T/rep2/envgate.env" || fail "envgate.env: the failed step"
+    jq -e '.envgate[] | select(.external_link.label == "failed smoke job")
+        | .external_link.url == "https://gitlab.example.com/p/-/jobs/7"' "$T/rep2/annotations.json" >/dev/null ||
+        fail "annotations.json: $(cat "$T/rep2/annotations.json")"
+    expect_lock failed
+    # status wraps the failure to $COLUMNS at spaces, each continuation under the value,
+    # and cuts nothing; --wide keeps it on one line.
+    COLUMNS=40 "$ENVGATE" status e1 --config "$CFG" >"$T/status-40.txt"
+    local want_failure="step smoke exited 3: echo smoke failed; exit 3"
+    awk 'length($0) > 40 && /^  [a-z ]/ && !/envgate unlock|--expect-holder/ { bad = 1 } END { exit bad }' \
+        "$T/status-40.txt" || fail "status at COLUMNS=40 has longer lines: $(cat "$T/status-40.txt")"
+    [[ $(sed -n '/^  failure /,/^  [a-z]/p' "$T/status-40.txt" | sed '$d' | cut -c12- | xargs) == *"$want_failure"* ]] ||
+        fail "status at COLUMNS=40 lost part of the failure: $(cat "$T/status-40.txt")"
+    "$ENVGATE" status e1 --config "$CFG" --wide >"$T/status-wide.txt"
+    grep -qE "^  failure  .*$want_failure" "$T/status-wide.txt" ||
+        fail "status --wide: the failure is not on one line: $(cat "$T/status-wide.txt")"
+    ok "added gate and step: run in place, in every report, status, explain and gate"
 }
 
 "scenario_$SCENARIO"

@@ -60,7 +60,7 @@ grep -qF "bad-job.json: .status.conditions[1].status: expected a string, got num
   { echo "bad job: unexpected message: $(cat "$tmp/err")"; exit 1; }
 [ ! -s "$tmp/out" ] || { echo "bad job: stdout not empty"; exit 1; }
 [ "$rc2" -eq 2 ] || { echo "unknown gate: exit $rc2, want 2"; exit 1; }
-grep -qF 'unknown gate "no-such-gate"' "$tmp/err2" || { echo "unknown gate: $(cat "$tmp/err2")"; exit 1; }
+grep -qF -- '--gate "no-such-gate": not a gate' "$tmp/err2" || { echo "unknown gate: $(cat "$tmp/err2")"; exit 1; }
 [ "$rc3" -eq 2 ] || { echo "missing file: exit $rc3, want 2"; exit 1; }
 grep -qF "missing.json: cannot read" "$tmp/err3" || { echo "missing file: $(cat "$tmp/err3")"; exit 1; }
 echo "explain_cli_test: ok"

@@ -30,12 +30,12 @@ Config design_config() {
     c.environments = {
         env("gstg", {"releases/gitlab/gstg/**", "releases/gitlab/common/**"}),
         env("gprd", {"releases/gitlab/gprd/**", "releases/gitlab/common/**"}, {"gstg"})};
-    c.gates["pre-migrations"] = {"jobs/pre-migrations.yaml", std::nullopt};
-    c.gates["post-migrations"] = {"jobs/post-migrations.yaml", std::nullopt};
-    c.gates["batched-migrations-check"] = {"jobs/batched-check.yaml", std::nullopt};
-    c.steps["diff"] = "helmfile -e $ENVGATE_ENV diff";
-    c.steps["deploy"] = "helmfile -e $ENVGATE_ENV apply";
-    c.steps["qa"] = "scripts/qa $ENVGATE_ENV";
+    c.gates["pre-migrations"] = {"jobs/pre-migrations.yaml", std::nullopt, std::nullopt};
+    c.gates["post-migrations"] = {"jobs/post-migrations.yaml", std::nullopt, std::nullopt};
+    c.gates["batched-migrations-check"] = {"jobs/batched-check.yaml", std::nullopt, std::nullopt};
+    c.steps["diff"] = {"helmfile -e $ENVGATE_ENV diff", std::nullopt};
+    c.steps["deploy"] = {"helmfile -e $ENVGATE_ENV apply", std::nullopt};
+    c.steps["qa"] = {"scripts/qa $ENVGATE_ENV", std::nullopt};
     return c;
 }
 
@@ -136,21 +136,40 @@ BOOST_AUTO_TEST_CASE(only_filter_keeps_named_environments) {
     BOOST_TEST(bad.status().code() == Code::invalid);
 }
 
-// Given the gates of the config, then pre-migrations runs before the deploy step and
-// the others after it, known ones in upgrade order, unknown ones by name.
-BOOST_AUTO_TEST_CASE(gates_are_placed_around_the_deploy_step) {
+// Given the built-in gates and steps and two the config adds (a gate after deploy, a
+// step after qa), then the plan lists every one after diff in run order.
+BOOST_AUTO_TEST_CASE(gates_and_steps_follow_the_run_order) {
     Config c = design_config();
-    c.gates["a-custom-check"] = {"jobs/custom.yaml", std::nullopt};
+    c.gates["seed-check"] = {"jobs/seed-check.yaml", std::nullopt, "deploy"};
+    c.steps["smoke"] = {"scripts/smoke", "qa"};
+    c.added = {"seed-check", "smoke"};
     Plan plan = must(make_plan(c, request({"releases/gitlab/gstg/a"})));
-    BOOST_REQUIRE(plan.gates_before_deploy.size() == 1u);
-    BOOST_TEST(plan.gates_before_deploy[0].name == "pre-migrations");
-    std::vector<std::string> after;
-    for (const auto& g : plan.gates_after_deploy) {
-        after.push_back(g.name);
+    std::vector<std::string> got;
+    for (const auto& s : plan.sequence) {
+        got.push_back(s.name + (s.gate ? "(gate)" : "(step)"));
     }
-    std::vector<std::string> want = {"post-migrations", "batched-migrations-check",
-                                     "a-custom-check"};
-    BOOST_TEST(after == want, boost::test_tools::per_element());
+    std::vector<std::string> want = {"pre-migrations(gate)",
+                                     "deploy(step)",
+                                     "seed-check(gate)",
+                                     "post-migrations(gate)",
+                                     "batched-migrations-check(gate)",
+                                     "qa(step)",
+                                     "smoke(step)"};
+    BOOST_TEST(got == want, boost::test_tools::per_element());
+    BOOST_TEST(plan.sequence[2].manifest == "jobs/seed-check.yaml");
+    BOOST_TEST(plan.sequence[6].command == "scripts/smoke");
+}
+
+// Given a gate and a step the config adds, then the split pipeline has a job for each
+// in run order, each needing the one before, the step after qa in qa's stage.
+BOOST_AUTO_TEST_CASE(renders_split_pipeline_with_added_gate_and_step) {
+    Config c = design_config();
+    c.environments.resize(1);
+    c.gates["seed-check"] = {"jobs/seed-check.yaml", std::nullopt, "deploy"};
+    c.steps["smoke"] = {"scripts/smoke $ENVGATE_ENV", "qa"};
+    c.added = {"seed-check", "smoke"};
+    Plan plan = must(make_plan(c, request({"releases/gitlab/gstg/a"})));
+    check_golden("deploy-split-added.yml", render_child_pipeline(plan));
 }
 
 // Given a change in both environments, then the split deploy pipeline matches its

@@ -8,6 +8,7 @@
 
 #include <Poco/TemporaryFile.h>
 
+#include "runner/kube/errors.h"
 #include "runner/kube/http_kube_api.h"
 #include "test/fakes/fake_clock.h"
 #include "test/kube/test_api_server.h"
@@ -43,6 +44,15 @@ const kube::ResourceRef k_lease = kube::leases("locks", "envgate-gprd");
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(kube_http_api)
+
+// Given a token that is a part of "[redacted]" itself (a one-letter token), then
+// redaction still ends, with every occurrence in the text replaced once.
+BOOST_AUTO_TEST_CASE(redacts_a_token_found_in_the_redaction_mark) {
+    BOOST_TEST(envgate::kube::redact("GET leases/envgate-gstg", "t") ==
+               "GET leases/envga[redacted]e-gs[redacted]g");
+    BOOST_TEST(envgate::kube::redact("abcabc", "abc") == "[redacted][redacted]");
+    BOOST_TEST(envgate::kube::redact("x", "") == "x");
+}
 
 BOOST_AUTO_TEST_CASE(maps_error_statuses_to_typed_codes_with_messages) {
     // Given: one canned failure per case. Then: each call fails with its code and message.

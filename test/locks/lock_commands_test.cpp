@@ -2,10 +2,14 @@
 // names the exact unlock command of a failed lock, JSON in the documented schema,
 // Prometheus gauges for every lock, and a login matches only when listed by name (group entries are
 // asked of GitLab: test/runner/cmd_unlock_test.cpp).
+#include <unistd.h>
 #include <boost/test/unit_test.hpp>
+
+#include <cctype>
 #include <sstream>
 
 #include "gates/memory_json.h"
+#include "locks/describe.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/status_gates.h"
@@ -53,7 +57,7 @@ BOOST_AUTO_TEST_CASE(status_text_fits_80_columns_and_names_the_unlock_command) {
     LockStatus free_lock;
     free_lock.record.name = "qa";
     std::string text =
-        render_status_text({failed_lock(), free_lock}, k_t0 + std::chrono::minutes(30));
+        render_status_text({failed_lock(), free_lock}, k_t0 + std::chrono::minutes(30), 80);
     std::istringstream lines(text);
     std::string l;
     while (std::getline(lines, l)) {
@@ -66,6 +70,54 @@ BOOST_AUTO_TEST_CASE(status_text_fits_80_columns_and_names_the_unlock_command) {
                          "      --expect-holder gitlab-org/release-tools#987654\n") !=
                std::string::npos);
     BOOST_TEST(text.find("qa  FREE") != std::string::npos);
+}
+
+// Given a long failure and unlock reason, then status wraps them at spaces to the width,
+// each continuation under the value, and drops no word; width 0 (--wide, or not a
+// terminal) keeps each on one line.
+BOOST_AUTO_TEST_CASE(status_text_wraps_long_values_without_cutting_them) {
+    const LockStatus failed = failed_lock();
+    const std::string reason = failed.record.history.back().why;
+    const std::string narrow = render_status_text({failed}, k_t0 + std::chrono::minutes(30), 50);
+    std::istringstream lines(narrow);
+    std::string l, joined;
+    bool in_history = false;
+    while (std::getline(lines, l)) {
+        // A labelled value or its continuation (not the header, not the unlock command).
+        bool value = l.size() > 11 && l.starts_with("  ") &&
+                     (std::isalpha(static_cast<unsigned char>(l[2])) != 0 ||
+                      l.substr(2, 9) == std::string(9, ' '));
+        // A URL is one word, never broken.
+        BOOST_TEST((!value || l.find("https://") != std::string::npos || l.size() <= 50u), l);
+        in_history = in_history || l.starts_with("  history");
+        if (in_history && l.size() > 11) {
+            joined += (joined.empty() ? "" : " ") + l.substr(11);
+        }
+    }
+    BOOST_TEST(joined.find(reason) != std::string::npos, joined);
+    BOOST_TEST(narrow.find("\n           ") != std::string::npos);  // a continuation line
+    // A word longer than the width stays whole (it can be copied).
+    LockStatus url = failed;
+    const std::string link = "https://gitlab.example.com/gitlab-org/release-tools/-/jobs/987654";
+    url.record.history.back().why = "see " + link + " for the log";
+    BOOST_TEST(render_status_text({url}, k_t0, 50).find("\n           " + link + "\n") !=
+               std::string::npos);
+    const std::string wide = render_status_text({failed}, k_t0 + std::chrono::minutes(30), 0);
+    BOOST_TEST(wide.find(reason + "\n") != std::string::npos);
+    BOOST_TEST(wide.find(describe_failure(failed.record) + "\n") != std::string::npos);
+}
+
+// Given $COLUMNS, then it is the width; a value that is not a number falls back to the
+// terminal, and no terminal (the test runs with stdout not a tty) means no wrapping.
+BOOST_AUTO_TEST_CASE(terminal_width_reads_columns) {
+    auto env = [](std::optional<std::string> v) {
+        return [v](const std::string& k) { return k == "COLUMNS" ? v : std::nullopt; };
+    };
+    BOOST_TEST(terminal_width(env("120")) == 120u);
+    if (::isatty(1) == 0) {
+        BOOST_TEST(terminal_width(env("wide")) == 0u);
+        BOOST_TEST(terminal_width(env(std::nullopt)) == 0u);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(status_json_follows_the_documented_schema) {

@@ -7,6 +7,8 @@
 // UNREADABLE while still listing the other locks.
 #include <boost/test/unit_test.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,13 +24,18 @@
 #include "test/fakes/fake_clock.h"
 #include "test/locks/store_factories.h"
 #include "test/runner/fake_gitlab.h"
+#include "test/runner/lock_workspace.h"
 
 using namespace envgate;
 using namespace envgate::locks;
 
+using test::has;
+using test::k_t0;
+using test::Run;
+using test::Workspace;
+
 namespace {
 
-const TimePoint k_t0 = *parse_rfc3339("2026-05-01T10:00:00Z");
 const std::string k_token = "glpat-s3cr3t-t0ken";
 const std::string k_sre = "/api/v4/groups/gitlab-org%2Fsre/members/all/42";
 const std::string k_job_token = "glcbt-j0b-t0ken-1302";
@@ -43,74 +50,6 @@ class FakeMembers : public GroupMembers {
         asked.push_back(group + "/" + std::to_string(user_id));
         auto it = answers.find(group);
         return it == answers.end() ? Result<bool>(false) : it->second;
-    }
-};
-
-struct Run {
-    int code;
-    std::string out;
-    std::string err;
-};
-
-// A directory with envgate.yml (file store) and a failed lock gstg.
-struct Workspace {
-    test::TempDir dir;
-    std::string config = dir.path() + "/envgate.yml";
-    std::string locks = dir.path() + "/locks";
-
-    Workspace() {
-        std::ofstream(config)
-            << "version: 1\n"
-               "defaults:\n"
-               "  namespace: gitlab\n"
-               "  lock: { store: file, path: locks, local_unlock: true }\n"
-               "  unlockers: [ \"alice\", \"@sre-oncall\", \"@gitlab-org/sre\" ]\n"
-               "environments:\n"
-               "  - name: gstg\n"
-               "  - name: gprd\n";
-        LockRecord r;
-        r.name = "gstg";
-        r.state = LockState::failed;
-        r.holder = Holder{};
-        r.holder->id = "grp/app#7";
-        r.acquired_at = k_t0;
-        r.renewed_at = k_t0;
-        r.failure = Failure{"deploy", "MigrationsJobFailed", "backoffLimit", k_t0};
-        r.record("acquire", "grp/app#7", k_t0, "was free");
-        BOOST_REQUIRE(FileStore(locks).write("gstg", r, "").is_ok());
-    }
-
-    LockState state() { return FileStore(locks).read("gstg")->record.state; }
-
-    Run unlock(const std::map<std::string, std::string>& env,
-               const std::string& reason = "migrations fixed by hand") {
-        UnlockOptions o;
-        o.env = "gstg";
-        o.reason = reason;
-        o.config_path = config;
-        return run([&](Context& ctx) { return run_unlock(o, ctx); }, env);
-    }
-
-    Run status(const std::string& output) {
-        StatusOptions o;
-        o.output = output;
-        o.config_path = config;
-        return run([&](Context& ctx) { return run_status(o, ctx); }, {{"USER", "sre"}});
-    }
-
-    template <typename F>
-    Run run(F command, const std::map<std::string, std::string>& env) {
-        std::istringstream in;
-        std::ostringstream out;
-        std::ostringstream err;
-        test::FakeClock clock(k_t0 + std::chrono::hours(1));
-        Context ctx{in, out, err, clock, [env](const std::string& name) {
-                        auto it = env.find(name);
-                        return it == env.end() ? std::nullopt
-                                               : std::optional<std::string>(it->second);
-                    }};
-        int code = command(ctx);
-        return {code, out.str(), err.str()};
     }
 };
 
@@ -132,10 +71,6 @@ std::string slurp(const std::string& path) {
     std::ostringstream out;
     out << in.rdbuf();
     return out.str();
-}
-
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
 }
 
 }  // namespace
@@ -305,13 +240,7 @@ BOOST_AUTO_TEST_CASE(lock_commands_on_an_unreadable_record_say_how_to_clear_it) 
     const std::string path = w.locks + "/gstg.json";
     std::ofstream(path, std::ios::binary) << "{ torn";
     for (const char* action : {"acquire", "release", "fail", "verify"}) {
-        LockOptions o;
-        o.action = action;
-        o.env = "gstg";
-        o.config_path = w.config;
-        o.holder = "grp/app#8";
-        o.no_wait = true;
-        Run r = w.run([&](Context& ctx) { return run_lock(o, ctx); }, {{"USER", "sre"}});
+        Run r = w.lock(action, "gstg", "grp/app#8");
         BOOST_TEST_CONTEXT(action) {
             BOOST_TEST(r.code == k_exit_usage);
             BOOST_TEST(has(r.err, path + ": not a lock record: not JSON"));

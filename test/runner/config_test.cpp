@@ -111,10 +111,42 @@ const Case k_cases[] = {
     {"lock_not_a_mapping", "version: 1\ndefaults:\n  lock: kubernetes\n",
      "envgate.yml:3:9: defaults.lock: expected a mapping, got the string \"kubernetes\""},
     {"gate_name_typo", "version: 1\ngates:\n  pre-migration: { job: jobs/pre-migrations.yaml }\n",
-     "envgate.yml:3:3: gates.pre-migration: unknown key; did you mean \"pre-migrations\"?"},
+     "envgate.yml:3:18: gates.pre-migration.after: missing; a gate you add names the step or "
+     "gate it runs right after (e.g. `after: deploy`); or did you mean the built-in gate "
+     "\"pre-migrations\"?"},
     {"gate_name_unknown", "version: 1\ngates:\n  smoke-test: { job: jobs/pre-migrations.yaml }\n",
-     "envgate.yml:3:3: gates.smoke-test: unknown key; expected one of: pre-migrations, "
-     "post-migrations, batched-migrations-check"},
+     "envgate.yml:3:15: gates.smoke-test.after: missing; a gate you add names the step or gate it "
+     "runs right after (e.g. `after: deploy`)"},
+    {"added_gate_after_unknown",
+     "version: 1\ngates:\n  seed-check: { job: jobs/pre-migrations.yaml, after: deplyo }\n",
+     "envgate.yml:3:55: gates.seed-check.after: \"deplyo\" is not a gate or step; did you mean "
+     "\"deploy\"?"},
+    {"added_gate_after_nothing_close",
+     "version: 1\ngates:\n  seed-check: { job: jobs/pre-migrations.yaml, after: zzz }\n",
+     "gates.seed-check.after: \"zzz\" is not a gate or step; the gates and steps are: diff, "
+     "pre-migrations, deploy, post-migrations, batched-migrations-check, qa, seed-check"},
+    {"added_gate_after_itself",
+     "version: 1\ngates:\n  seed-check: { job: jobs/pre-migrations.yaml, after: seed-check }\n",
+     "envgate.yml:3:55: gates.seed-check.after: \"seed-check\" cannot run after itself"},
+    {"added_gate_named_like_a_step",
+     "version: 1\ngates:\n  deploy: { job: jobs/pre-migrations.yaml }\n",
+     "envgate.yml:3:3: gates.deploy: \"deploy\" is a built-in step: write it under `steps:`"},
+    {"added_gate_name_not_a_label",
+     "version: 1\ngates:\n  Seed_Check: { job: jobs/pre-migrations.yaml, after: deploy }\n",
+     "envgate.yml:3:3: gates.Seed_Check: \"Seed_Check\" is not a valid name for a gate you add: "
+     "lowercase letters, digits and '-', starting with a letter, at most 63"},
+    {"added_gate_name_starts_with_a_digit",
+     "version: 1\ngates:\n  1check: { job: jobs/pre-migrations.yaml, after: deploy }\n",
+     "envgate.yml:3:3: gates.1check: \"1check\" is not a valid name for a gate you add"},
+    {"builtin_gate_with_after",
+     "version: 1\ngates:\n  pre-migrations: { job: jobs/pre-migrations.yaml, after: deploy }\n",
+     "envgate.yml:3:59: gates.pre-migrations.after: \"pre-migrations\" is a built-in gate: its "
+     "place in the run is fixed; `after` is for the gates and steps you add"},
+    {"added_gates_in_a_cycle",
+     "version: 1\ngates:\n  a-check: { job: jobs/pre-migrations.yaml, after: b-check }\n"
+     "  b-check: { job: jobs/pre-migrations.yaml, after: a-check }\n",
+     "envgate.yml:3:52: gates.a-check.after: the `after` of the gates and steps you add form a "
+     "cycle (a-check -> b-check -> a-check); one of them must run after a built-in step or gate"},
     {"gate_job_file_missing", "version: 1\ngates:\n  post-migrations: { job: jobs/nope.yaml }\n",
      "envgate.yml:3:27: gates.post-migrations.job: \"jobs/nope.yaml\" is not a file"},
     {"gate_job_is_a_directory", "version: 1\ngates:\n  post-migrations: { job: jobs }\n",
@@ -132,9 +164,33 @@ const Case k_cases[] = {
     {"version_empty_value", "version:\nenvironments: []\n",
      "envgate.yml:1:1: version: expected a whole number, got nothing (null)"},
     {"step_unknown", "version: 1\nsteps:\n  test: make test\n",
-     "envgate.yml:3:3: steps.test: unknown key; expected one of: diff, deploy, qa"},
+     "envgate.yml:3:9: steps.test: expected a mapping `{ run: COMMAND, after: STEP }` (a step "
+     "you add names where it runs), got the string \"make test\""},
+    {"step_typo_suggests_the_builtin", "version: 1\nsteps:\n  deplyo: make\n",
+     "steps.deplyo: expected a mapping `{ run: COMMAND, after: STEP }` (a step you add names "
+     "where it runs), got the string \"make\"; or did you mean the built-in step \"deploy\"?"},
     {"step_not_a_command", "version: 1\nsteps:\n  deploy: [helmfile, apply]\n",
-     "envgate.yml:3:11: steps.deploy: expected a command (a non-empty string), got a list"},
+     "envgate.yml:3:11: steps.deploy: expected a command (a non-empty string, or `{ run: COMMAND "
+     "}`), got a list"},
+    {"added_step_without_run", "version: 1\nsteps:\n  smoke: { after: deploy }\n",
+     "envgate.yml:3:10: steps.smoke.run: missing; the command to run"},
+    {"added_step_named_like_a_gate",
+     "version: 1\nsteps:\n  post-migrations: { run: x, after: deploy }\n",
+     "envgate.yml:3:3: steps.post-migrations: \"post-migrations\" is a built-in gate: write it "
+     "under `gates:`"},
+    {"added_step_name_reserved", "version: 1\nsteps:\n  lock: { run: x, after: deploy }\n",
+     "envgate.yml:3:3: steps.lock: \"lock\" is reserved (the reports and the generated pipeline "
+     "use it)"},
+    {"added_step_also_a_gate",
+     "version: 1\ngates:\n  seed-check: { job: jobs/pre-migrations.yaml, after: deploy }\n"
+     "steps:\n  seed-check: { run: x, after: deploy }\n",
+     "envgate.yml:5:3: steps.seed-check: \"seed-check\" is already a gate (gates.seed-check); a "
+     "name is a gate or a step, not both"},
+    {"builtin_step_with_after", "version: 1\nsteps:\n  deploy: { run: x, after: diff }\n",
+     "envgate.yml:3:28: steps.deploy.after: \"deploy\" is a built-in step: its place in the run "
+     "is fixed"},
+    {"added_step_unknown_key", "version: 1\nsteps:\n  smoke: { run: x, after: qa, when: always }\n",
+     "envgate.yml:3:31: steps.smoke.when: unknown key; expected one of: run, after"},
     {"yaml_syntax_error", "version: 1\nenvironments: [\n",
      "envgate.yml:3:1: YAML syntax error: end of sequence flow not found"},
     {"yaml_bad_indentation", "version: 1\ndefaults:\n  namespace: a\n bad: b\n",
@@ -217,7 +273,7 @@ BOOST_AUTO_TEST_CASE(loads_the_design_example_with_defaults_applied) {
 
     BOOST_TEST((c.default_lock.store == LockStoreKind::kubernetes));
     BOOST_TEST(c.default_namespace == "gitlab");
-    BOOST_TEST(c.steps.at("deploy") == "helmfile -e $ENVGATE_ENV apply");
+    BOOST_TEST(c.steps.at("deploy").run == "helmfile -e $ENVGATE_ENV apply");
     BOOST_TEST(c.steps.size() == 3u);
 }
 
