@@ -14,7 +14,12 @@ BG_PIDS=()
 # With ENVGATE_KEEP_REPORTS=DIR, a scenario that passed leaves its report dirs and its
 # file lock store in DIR/<scenario>/ (test/report/screenshots.sh renders them).
 [[ -z ${ENVGATE_KEEP_REPORTS:-} ]] || rm -rf "${ENVGATE_KEEP_REPORTS:?}/$SCENARIO"
+# keep_reports: once per scenario; a scenario that goes on to change its lock store (it
+# runs the printed unlock command) calls it first, so the kept store is the failure's.
+KEPT_REPORTS=
 keep_reports() {
+    [[ -n ${ENVGATE_KEEP_REPORTS:-} && -z $KEPT_REPORTS ]] || return 0
+    KEPT_REPORTS=1
     local dest=$ENVGATE_KEEP_REPORTS/$SCENARIO d
     mkdir -p "$dest"
     for d in "$T"/rep*/ "$T"/locks/; do
@@ -23,7 +28,7 @@ keep_reports() {
 }
 cleanup() {
     local rc=$? p
-    [[ $rc != 0 || -z ${ENVGATE_KEEP_REPORTS:-} ]] || keep_reports
+    [[ $rc != 0 ]] || keep_reports
     for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
     if [[ $CLUSTER == controlplane && ${E2E_KEEP:-} != 1 ]]; then
         while read -r p; do

@@ -164,6 +164,7 @@ scenario_lock_held() {
     log_lacks "$T/run.log" "deploying"
     check_reports "$T/rep" e1 failed
     check_failure_golden lock_held "$T/run.log" "$T/rep"
+    keep_reports # for the screenshots: the store as the failure left it, before the unlock
     run_next "$T/run.log" 'unlocked'
     expect_lock free
     ok "lock held after a failure: --wait-timeout 2s -> exit 3, the printed unlock command frees it"
