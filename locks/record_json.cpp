@@ -64,6 +64,9 @@ constexpr std::int64_t k_max_record_seconds = 366LL * 24 * 3600;
 
 Duration read_seconds(const json& j, const char* key) {
     std::int64_t v = read_int(j, key);
+    if (v < 0) {  // checked before the conversion: -2^62 seconds overflows microseconds
+        throw std::invalid_argument(std::string(key) + ": negative (" + std::to_string(v) + ")");
+    }
     if (v > k_max_record_seconds) {
         throw std::invalid_argument(std::string(key) + ": " + std::to_string(v) +
                                     " is too large (at most " +
@@ -184,9 +187,6 @@ LockRecord record_from(const json& j) {
     r.acquired_at = read_time(j, "acquired_at");
     r.renewed_at = read_time(j, "renewed_at");
     r.lease_duration = read_seconds(j, "lease_duration_seconds");
-    if (r.lease_duration.count() < 0) {
-        throw std::invalid_argument("lease_duration_seconds: negative");
-    }
     r.lease_transitions = read_int(j, "lease_transitions");
     r.step = read_string(j, "step");
     if (const json* failure = optional_of(j, "failure", json::value_t::object, "an object")) {

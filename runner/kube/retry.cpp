@@ -46,18 +46,26 @@ Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, 
     }
 }
 
+// A server may ask for any wait; more than a day is read as a day, which every retry
+// deadline is shorter than (so the caller gives up rather than overflowing `now + wait`).
+constexpr std::chrono::seconds k_max_retry_after = std::chrono::hours(24);
+
 std::optional<Duration> parse_retry_after(const std::string& value, TimePoint now) {
     long seconds = 0;
     auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (end == value.data() + value.size() && error == std::errc::result_out_of_range &&
+        value.front() != '-') {
+        return k_max_retry_after;
+    }
     if (error == std::errc() && end == value.data() + value.size() && seconds >= 0) {
-        return std::chrono::seconds(seconds);
+        return std::min(std::chrono::seconds(seconds), k_max_retry_after);  // then to µs
     }
     try {
         int tz = 0;
         Poco::DateTime when =
             Poco::DateTimeParser::parse(Poco::DateTimeFormat::HTTP_FORMAT, value, tz);
         auto at = TimePoint(Duration(when.timestamp().epochMicroseconds()));
-        return std::max(Duration(0), at - now);
+        return std::clamp<Duration>(at - now, Duration(0), k_max_retry_after);
     } catch (const Poco::Exception&) {
         return std::nullopt;
     }

@@ -134,6 +134,26 @@ BOOST_AUTO_TEST_CASE(deadline_stops_retrying) {
     BOOST_TEST(fx.server.requests().size() == 3u);
 }
 
+BOOST_AUTO_TEST_CASE(an_absurd_retry_after_gives_up_instead_of_overflowing) {
+    // Given: 503s asking for more seconds than a clock can add (and one past a long).
+    for (const char* asked : {"9223372036854775807", "99999999999999999999", "86400000"}) {
+        BOOST_TEST_CONTEXT("Retry-After: " << asked) {
+            ApiFixture fx;
+            fx.server.push({503,
+                            status_body(503, "ServiceUnavailable", "busy"),
+                            {{"Retry-After", asked}},
+                            {}});
+            auto result = fx.api->get(k_lease);
+            // Then: the wait is read as a day, past the retry deadline: one attempt, no sleep.
+            BOOST_REQUIRE(!result.is_ok());
+            BOOST_TEST(result.status().code() == Code::transient);
+            BOOST_TEST(result.status().message().find("gave up after 1 attempt") !=
+                       std::string::npos);
+            BOOST_TEST(fx.clock.sleeps().empty());
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(connection_refused_is_transient) {
     // Given: a server URL nobody listens on (a server that was stopped).
     std::string url;
