@@ -46,6 +46,15 @@ void add_store_options(CLI::App& app, std::optional<std::string>& kubeconfig,
                    "namespace of the Leases (default: the config's lock.namespace)");
 }
 
+// `envgate gate` and `envgate run`: a long job log, then one document a script reads.
+void add_report_output_option(CLI::App& app, std::string& output) {
+    app.add_option("-o,--output", output,
+                   "text | json (the job log goes to stderr; stdout gets the run's report, "
+                   "run.json's document)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+}
+
 void add_output_option(CLI::App& app, std::string& output) {
     app.add_option("-o,--output", output,
                    "text | json (the action, its message and the lock record read back)")
@@ -136,6 +145,7 @@ Handler define_gate(CLI::App& app) {
     app.add_option("--kubeconfig", o->kubeconfig, "kubeconfig file (default: $KUBECONFIG)");
     app.add_option("--context", o->context, "kubeconfig context (default: the environment's)");
     app.add_option("--report-dir", o->report_dir, "where the reports go")->capture_default_str();
+    add_report_output_option(app, o->output);
     return [o](Context& ctx) { return run_gate(*o, ctx); };
 }
 
@@ -205,6 +215,7 @@ Handler define_run(CLI::App& app) {
     app.add_option("--progress-interval", o->progress_interval,
                    "print a progress line when a gate was quiet this long")
         ->capture_default_str();
+    add_report_output_option(app, o->output);
     return [o](Context& ctx) { return run_run(*o, ctx); };
 }
 

@@ -97,7 +97,10 @@ std::string instance_name(Context& ctx) {
 }  // namespace
 
 int run_gate(const GateOptions& o, Context& ctx) {
-    JobLog log(ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(1) != 0));
+    // -o json: stdout is the report alone (a script pipes it to jq), the log goes to stderr.
+    const bool json = o.output == "json";
+    JobLog log(json ? ctx.err : ctx.out, ctx.clock,
+               log_settings_from(ctx.getenv, ::isatty(json ? 2 : 1) != 0));
     auto plan = make_plan(o);
     if (!plan) {
         ctx.err << "envgate gate: " << plan.status().message() << "\n";
@@ -170,10 +173,13 @@ int run_gate(const GateOptions& o, Context& ctx) {
     report.result = result.exit_code == k_exit_success ? RunResult::success
                     : result.exit_code >= 128          ? RunResult::cancelled
                                                        : RunResult::failed;
-    if (Status written = write_reports(
-            o.report_dir, masked(report, [&log](std::string t) { return log.mask(std::move(t)); }));
-        !written.is_ok()) {
+    const RunReport shown =
+        masked(report, [&log](std::string t) { return log.mask(std::move(t)); });
+    if (Status written = write_reports(o.report_dir, shown); !written.is_ok()) {
         ctx.err << "envgate gate: reports not written: " << written.message() << "\n";
+    }
+    if (json) {
+        ctx.out << render_run_json(shown);
     }
     return result.exit_code;
 }

@@ -22,6 +22,7 @@ struct GateOptions {
     std::optional<std::string> kubeconfig;
     std::optional<std::string> context;
     std::string report_dir = "envgate-report";
+    std::string output = "text";  // json: the log on stderr, the run's report on stdout
 };
 
 int run_gate(const GateOptions& options, Context& ctx);

@@ -67,25 +67,33 @@ int run_run(const RunOptions& o, Context& ctx) {
         }
         target.namespace_ = *o.namespace_;
     }
-    JobLog log(ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(1) != 0));
+    // -o json: stdout is the report alone (a script pipes it to jq); the log, the lock's
+    // messages and the steps' output go to stderr.
+    const bool json = o.output == "json";
+    Context run_ctx{ctx.in,     json ? ctx.err : ctx.out, ctx.err, ctx.clock,
+                    ctx.getenv, ctx.pending_signal};
+    JobLog log(run_ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(json ? 2 : 1) != 0));
     PosixProcessRunner processes;
-    Upgrade upgrade(*config, target, ctx, log, processes, *settings);
+    Upgrade upgrade(*config, target, run_ctx, log, processes, *settings);
     std::string section = "envgate_run_" + env->name;
     log.section_start(section, "envgate run " + env->name);
     int code = upgrade.run();
     log.section_end(section);
-    Status written = write_reports(o.report_dir, masked(upgrade.report(), [&log](std::string t) {
-                                       return log.mask(std::move(t));
-                                   }));
+    const RunReport shown =
+        masked(upgrade.report(), [&log](std::string t) { return log.mask(std::move(t)); });
+    Status written = write_reports(o.report_dir, shown);
     if (!written.is_ok()) {
         ctx.err << "envgate run: reports not written: " << written.message() << "\n";
     } else {
-        ctx.out << "reports: " << std::filesystem::absolute(o.report_dir).string()
-                << " (junit.xml, summary.md, summary.html, envgate.env, annotations.json, "
-                   "run.json)\n";
+        run_ctx.out << "reports: " << std::filesystem::absolute(o.report_dir).string()
+                    << " (junit.xml, summary.md, summary.html, envgate.env, annotations.json, "
+                       "run.json)\n";
     }
-    ctx.out << "envgate run " << env->name << ": " << run_result_name(upgrade.report().result)
-            << " (exit " << code << ")\n";
+    run_ctx.out << "envgate run " << env->name << ": " << run_result_name(upgrade.report().result)
+                << " (exit " << code << ")\n";
+    if (json) {
+        ctx.out << render_run_json(shown);
+    }
     return code;
 }
 

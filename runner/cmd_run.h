@@ -22,6 +22,7 @@ struct RunOptions {
     std::optional<std::string> namespace_;  // -n: the gates' namespace, instead of the config's
     std::string poll_interval = "5s";
     std::string progress_interval = "30s";
+    std::string output = "text";  // json: the log on stderr, the run's report on stdout
 };
 
 int run_run(const RunOptions& options, Context& ctx);

@@ -25,9 +25,12 @@ sleep 1; echo migrated")
 scenario_success() {
     job_manifest "$T/ok.yaml" ok OnFailure 2 "$(job_script ok 'echo migrated')"
     # shellcheck disable=SC2046
-    run_envgate 60 "$T/gate.log" gate $(gate_args pre-migrations "$T/ok.yaml" "$NS" "$T/rep")
+    run_envgate_json 60 "$T/gate.json" "$T/gate.log" gate $(gate_args pre-migrations "$T/ok.yaml" "$NS" "$T/rep")
     expect_rc 0 "a passing Job"
     log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    jq -e '.result == "success" and .failed_step == null and .steps[0].name == "pre-migrations"
+        and .steps[0].state == "passed"' "$T/gate.json" >/dev/null ||
+        fail "gate -o json: not a passed pre-migrations: $(cat "$T/gate.json")"
     local job
     job=$(job_of "$T/gate.log")
     [[ -n $job ]] || fail "no Job name in the log"

@@ -191,6 +191,21 @@ run_envgate() {
     [[ $RC != 137 ]] || fail "envgate $1 did not finish within ${secs}s"
 }
 
+# run_envgate_json SECS OUT LOG ARGS...: envgate ARGS -o json, its stdout in OUT and its
+# stderr in LOG; then OUT must be exactly the run.json written to REPORT_DIR (the last
+# argument pair --report-dir DIR must be present), with nothing else on stdout.
+run_envgate_json() {
+    local secs=$1 out=$2 log=$3 dir
+    shift 3
+    dir=$(sed -n 's/.*--report-dir \([^ ]*\).*/\1/p' <<<"$*")
+    RC=0
+    timeout -s KILL "$secs" "$ENVGATE" "$@" -o json >"$out" 2>"$log" || RC=$?
+    [[ $RC != 137 ]] || fail "envgate $1 did not finish within ${secs}s"
+    jq -e 'type == "object" and .schema == "envgate.run/v1"' "$out" >/dev/null ||
+        fail "envgate $1 -o json: stdout is not one run document: $(head -c 300 "$out")"
+    cmp -s "$out" "$dir/run.json" || fail "envgate $1 -o json: stdout differs from $dir/run.json"
+}
+
 expect_rc() { [[ $RC == "$1" ]] || fail "exit code $RC, want $1 ($2)"; }
 log_has() { grep -qF -- "$2" "$1" || fail "$1 lacks \"$2\""; }
 log_lacks() { ! grep -qF -- "$2" "$1" || fail "$1 has \"$2\""; }

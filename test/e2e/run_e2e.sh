@@ -71,8 +71,13 @@ scenario_step_fails() {
     ok_job pre
     ok_job post
     write_config 'echo deploying; exit 3'
-    run_envgate 90 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
+    # -o json: the log (the step's own output too) on stderr, the report alone on stdout.
+    run_envgate_json 90 "$T/run.json" "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
     expect_rc 1 "deploy exited 3"
+    log_has "$T/run.log" "deploying"
+    jq -e '.result == "failed" and .failed_step == "deploy" and .lock.state == "failed"
+        and .lock.unlock_command != null' "$T/run.json" >/dev/null ||
+        fail "run -o json: not a failed deploy with the lock failed: $(cat "$T/run.json")"
     log_has "$T/run.log" "step deploy exited 3"
     log_lacks "$T/run.log" "created Job $NS/post"
     expect_lock failed
