@@ -10,7 +10,9 @@
 # included at the commit: `component:` in the component project, `project:` in this
 # one), the release jobs on a tag pipeline only; a re-run changes nothing; a bad
 # tag, a tag the layout does not carry and a wrong password fail; the planted
-# password and token appear in no output, no registry log and no commit or tag.
+# password and token appear in no output, no registry log and no commit or tag; the
+# same release to an HTTPS component project (git http-backend, TLS, Basic auth with
+# the token) pushes the same tree, and a wrong token fails without printing it.
 # Usage: release_test.sh SOURCE_DIR IMAGE_WORK_DIR WORK_DIR
 set -u
 src=$1
@@ -19,8 +21,8 @@ work=$3
 # shellcheck source=test/package/lib.sh
 source "$(dirname "$0")/lib.sh"
 fresh_dir "$work"
-registry_pid=
-trap '[ -z "$registry_pid" ] || kill "$registry_pid" 2>/dev/null' EXIT
+registry_pid= git_pid=
+trap 'for p in $registry_pid $git_pid; do kill "$p" 2>/dev/null; done' EXIT
 oci=$image_work/a/oci
 digest=$(sed -n 's/^image digest: //p' "$image_work/a.log" 2>/dev/null)
 [[ $digest =~ ^sha256:[0-9a-f]{64}$ && -f $oci/index.json ]] ||
@@ -77,7 +79,8 @@ release() {  # release LOG ARGS...: scripts/release as the release job runs it; 
     rc=0
     env TMPDIR="$work/tmp" CI_REGISTRY="$registry" CI_REGISTRY_IMAGE="$registry/acme/envgate" \
         CI_REGISTRY_USER=ci-release CI_REGISTRY_PASSWORD="${pass:-$password}" \
-        ENVGATE_COMPONENTS_TOKEN="$token" ENVGATE_RELEASE_CERT_DIR="$certs" \
+        ENVGATE_COMPONENTS_TOKEN="${tok:-$token}" ENVGATE_RELEASE_CERT_DIR="$certs" \
+        GIT_SSL_CAINFO="$certs/ca.crt" \
         CI_PROJECT_URL=https://gitlab.example.com/acme/envgate CI_COMMIT_SHA=0123abc \
         "$work/src/scripts/release" --oci "$oci" --components "$work/components.git" "$@" \
         >"$work/$log" 2>&1 || rc=$?
@@ -161,10 +164,47 @@ pass=wrong-$password release badpass.log --tag v0.1.0
 [ "$rc" = 1 ] && grep -q "login to $registry as ci-release failed" "$work/badpass.log" ||
     fail "a wrong password: exit $rc: $(cat "$work/badpass.log")"
 
+# --- the component project over HTTPS, the token as the password ---------------------
+# As a GitLab project: TLS (the test's CA, through git's GIT_SSL_CAINFO), HTTP Basic
+# with user oauth2 and the token, 401 to anything else.
+mkdir -p "$work/git-root"
+git init --quiet --bare -b main "$work/git-root/components.git"
+python3 "$(dirname "$0")/git_https_server.py" "$work/git-root" "$work/tls.crt" "$work/tls.key" \
+    oauth2 "$token" "$work/git-https-requests.log" >"$work/git-https.log" 2>&1 &
+git_pid=$!
+gport=''
+for _ in $(seq 1 600); do
+    gport=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/git-https.log")
+    [ -n "$gport" ] && break
+    kill -0 "$git_pid" 2>/dev/null || break
+    sleep 0.05
+done
+[ -n "$gport" ] || fail "the HTTPS git server did not start: $(cat "$work/git-https.log")"
+https_url=https://127.0.0.1:$gport/components.git
+release https.log --tag v0.1.0 --skip-image --components "$https_url"
+[ "$rc" = 0 ] || fail "scripts/release over https failed ($rc): $(cat "$work/https.log")"
+[ "$(git -C "$work/git-root/components.git" cat-file -t v0.1.0)" = tag ] ||
+    fail "https: the component project has no annotated tag v0.1.0"
+[ "$(git -C "$work/git-root/components.git" rev-parse 'main^{tree}')" = \
+  "$(git -C "$work/components.git" rev-parse 'main^{tree}')" ] ||
+    fail "https: the published tree differs from the one published to the local path"
+grep -q ' 401$' "$work/git-https-requests.log" ||
+    fail "https: the server never asked for the token (no 401): the test does not check auth"
+grep -q '^POST /components.git/git-receive-pack oauth2 200$' "$work/git-https-requests.log" ||
+    fail "https: no authenticated push: $(cat "$work/git-https-requests.log")"
+tok=wrong-$token release https-badtoken.log --tag v0.1.1 --skip-image --components "$https_url"
+[ "$rc" = 1 ] && grep -q "cannot clone the component project $https_url" "$work/https-badtoken.log" ||
+    fail "https, a wrong token: exit $rc: $(cat "$work/https-badtoken.log")"
+grep -qF -- "wrong-$token" "$work/https-badtoken.log" && fail "https: the wrong token was printed"
+git -C "$work/git-root/components.git" log -p --all >"$work/history-https.txt"
+git -C "$work/git-root/components.git" for-each-ref --format='%(contents)' refs/tags \
+    >>"$work/history-https.txt"
+
 # --- no credential anywhere ---------------------------------------------------------
 git -C "$work/components.git" log -p --all >"$work/history.txt"
 git -C "$work/components.git" for-each-ref --format='%(contents)' refs/tags >>"$work/history.txt"
-for f in "$work"/*.log "$work/history.txt" "$work/components.git/config"; do
+for f in "$work"/*.log "$work"/history*.txt "$work/components.git/config" \
+    "$work/git-root/components.git/config"; do
     for secret in "$password" "$token"; do
         grep -qF -- "$secret" "$f" && fail "$(basename "$f") contains the planted secret $secret"
     done
