@@ -5,14 +5,15 @@
 # repository as the component project. Checks: the registry serves image_oci's
 # layout at :0.1.0 with scripts/image's digest, and only to a logged-in client; the
 # component project has templates/, README.md, LICENSE and .gitlab-ci.yml at its root
-# and the annotated tag v0.1.0 on its main branch; its pipeline and the project's own
-# pass validate-ci, and gitlab-ci-local lists the jobs of both (the components
-# included at the commit: `component:` in the component project, `project:` in this
-# one), the release jobs on a tag pipeline only; a re-run changes nothing; a bad
-# tag, a tag the layout does not carry and a wrong password fail; the planted
-# password and token appear in no output, no registry log and no commit or tag; the
-# same release to an HTTPS component project (git http-backend, TLS, Basic auth with
-# the token) pushes the same tree, and a wrong token fails without printing it.
+# and the annotated tag 0.1.0 (no v, as the Catalog wants) on its main branch; its
+# pipeline and the project's own pass validate-ci, and gitlab-ci-local lists the jobs
+# of both (the components included at the commit: `component:` in the component
+# project, `project:` in this one), the release jobs on a tag pipeline only; a re-run
+# changes nothing; a bad tag, a tag the layout does not carry and a wrong password
+# fail; the planted password and token appear in no output, no registry log and no
+# commit or tag; the same release to an HTTPS component project (git http-backend,
+# TLS, Basic auth with the token) pushes the same tree, and a wrong token fails
+# without printing it.
 # Usage: release_test.sh SOURCE_DIR IMAGE_WORK_DIR WORK_DIR
 set -u
 src=$1
@@ -110,9 +111,10 @@ for t in deploy gate generate lint lock unlock; do
         fail "templates/$t.yml differs from ci-templates/templates/$t.yml"
 done
 cmp -s "$pub/LICENSE" "$src/LICENSE" || fail "LICENSE is not the project's"
-[ "$(git -C "$pub" cat-file -t v0.1.0)" = tag ] || fail "v0.1.0 is not an annotated tag"
-[ "$(git -C "$pub" rev-parse 'v0.1.0^{commit}')" = "$(git -C "$pub" rev-parse origin/main)" ] ||
-    fail "v0.1.0 is not the head of main"
+[ "$(git -C "$pub" cat-file -t 0.1.0)" = tag ] || fail "0.1.0 is not an annotated tag"
+[ "$(git -C "$pub" rev-parse '0.1.0^{commit}')" = "$(git -C "$pub" rev-parse origin/main)" ] ||
+    fail "0.1.0 is not the head of main"
+[ "$(git -C "$pub" tag -l)" = 0.1.0 ] || fail "the component project has other tags: $(git -C "$pub" tag -l)"
 grep -q '\.\./README\.md' "$pub/README.md" && fail "README.md links outside the component project"
 git -C "$pub" log -1 --format=%B | grep -q 'at 0123abc' || fail "the commit does not name its source"
 
@@ -136,8 +138,11 @@ listed() { grep -q "^$2 " "$work/$1" || fail "gitlab-ci-local lists no $2: $(cat
 gcl_list "$pub" acme/envgate-components list-components.log
 for job in envgate-lint-components envgate-unlock-staging; do listed list-components.log "$job"; done
 grep -q '^create-release ' "$work/list-components.log" && fail "a branch pipeline creates a release"
-gcl_list "$pub" acme/envgate-components list-components-tag.log --variable CI_COMMIT_TAG=v0.1.0
+gcl_list "$pub" acme/envgate-components list-components-tag.log --variable CI_COMMIT_TAG=0.1.0
 listed list-components-tag.log create-release
+gcl_list "$pub" acme/envgate-components list-components-vtag.log --variable CI_COMMIT_TAG=v0.1.0
+grep -q '^create-release ' "$work/list-components-vtag.log" &&
+    fail "a v-prefixed tag creates a Catalog release, which GitLab refuses"
 # The project's own pipeline: its component test (lint given this pipeline's package)
 # on every pipeline; the image and the release on a release tag only.
 gcl_list "$work/src" acme/envgate list-project.log
@@ -153,7 +158,7 @@ for job in oci-image release-publish release; do listed list-project-tag.log "$j
 head_before=$(git -C "$work/components.git" rev-parse main)
 release again.log --tag v0.1.0
 [ "$rc" = 0 ] || fail "a re-run failed ($rc): $(cat "$work/again.log")"
-grep -q 'already has v0.1.0' "$work/again.log" || fail "re-run: $(cat "$work/again.log")"
+grep -q 'already has 0.1.0' "$work/again.log" || fail "re-run: $(cat "$work/again.log")"
 [ "$(git -C "$work/components.git" rev-parse main)" = "$head_before" ] || fail "a re-run committed"
 release badtag.log --tag 1.2
 [ "$rc" = 2 ] || fail "tag 1.2: exit $rc, want 2: $(cat "$work/badtag.log")"
@@ -183,8 +188,8 @@ done
 https_url=https://127.0.0.1:$gport/components.git
 release https.log --tag v0.1.0 --skip-image --components "$https_url"
 [ "$rc" = 0 ] || fail "scripts/release over https failed ($rc): $(cat "$work/https.log")"
-[ "$(git -C "$work/git-root/components.git" cat-file -t v0.1.0)" = tag ] ||
-    fail "https: the component project has no annotated tag v0.1.0"
+[ "$(git -C "$work/git-root/components.git" cat-file -t 0.1.0)" = tag ] ||
+    fail "https: the component project has no annotated tag 0.1.0"
 [ "$(git -C "$work/git-root/components.git" rev-parse 'main^{tree}')" = \
   "$(git -C "$work/components.git" rev-parse 'main^{tree}')" ] ||
     fail "https: the published tree differs from the one published to the local path"
