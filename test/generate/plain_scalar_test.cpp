@@ -7,6 +7,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,29 @@ BOOST_AUTO_TEST_CASE(writes_what_yaml_cpp_writes_and_reads_back) {
             BOOST_TEST(YAML::Load(map)[c.text].as<std::string>() == c.text);
         }
     }
+}
+
+// Given 20,000 random strings over the characters YAML treats specially (fixed seed),
+// then emit_text writes each as yaml-cpp does: the fast path accepts only strings
+// yaml-cpp itself writes plain, wherever the special characters fall.
+BOOST_AUTO_TEST_CASE(random_strings_write_what_yaml_cpp_writes) {
+    const std::string alphabet = "aZ09_./$ :#-?,[]{}&*!|>'\"%@`~\t\\=";
+    std::mt19937 rng(16);
+    std::uniform_int_distribution<std::size_t> length(0, 12);
+    std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+    int plain = 0;
+    for (int n = 0; n < 20000; ++n) {
+        std::string text;
+        for (std::size_t i = length(rng); i > 0; --i) {
+            text += alphabet[pick(rng)];
+        }
+        plain += is_plain_in_block(text) ? 1 : 0;
+        BOOST_TEST_CONTEXT("text: " << text) {
+            BOOST_TEST(as_seq_item(text, true) == as_seq_item(text, false));
+            BOOST_TEST(as_key_and_value(text, true) == as_key_and_value(text, false));
+        }
+    }
+    BOOST_TEST(plain > 1000);  // the fast path was exercised, not only the fallback
 }
 
 // Given a string accepted as plain, then it is written unquoted (the fast path was
