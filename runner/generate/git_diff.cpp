@@ -1,4 +1,5 @@
-// All of envgate's libgit2 use, behind RAII wrappers that live only in this file.
+// envgate's libgit2 diff, behind RAII wrappers that live only in this file (its
+// initialisation is libgit2_runtime.h).
 #include "runner/generate/git_diff.h"
 
 #include <git2.h>
@@ -10,23 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "runner/generate/libgit2_runtime.h"
+
 namespace envgate {
 namespace {
-
-// libgit2's global state, initialised for as long as one of these lives.
-class LibGit2 {
-  public:
-    LibGit2() {
-        git_libgit2_init();
-        // Read-only use: skip re-hashing every object read (git does not either).
-        git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
-        // Each tree is read once: caching objects would only cost inserts and frees.
-        git_libgit2_opts(GIT_OPT_ENABLE_CACHING, 0);
-    }
-    ~LibGit2() { git_libgit2_shutdown(); }
-    LibGit2(const LibGit2&) = delete;
-    LibGit2& operator=(const LibGit2&) = delete;
-};
 
 template <typename T, void (*Free)(T*)>
 struct Deleter {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "runner/config_ci.h"
+#include "runner/generate/plain_scalar.h"
 
 namespace envgate {
 namespace {
@@ -63,24 +64,25 @@ std::string no_step(const std::string& step) {
 }
 
 void emit_reports(YAML::Emitter& out) {
-    out << YAML::Key << "artifacts" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "when" << YAML::Value << "always";
-    out << YAML::Key << "paths" << YAML::Value << YAML::Flow << YAML::BeginSeq << "envgate-report/"
-        << YAML::EndSeq;
-    out << YAML::Key << "reports" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "junit" << YAML::Value << "envgate-report/junit.xml";
-    out << YAML::Key << "dotenv" << YAML::Value << "envgate-report/envgate.env";
-    out << YAML::Key << "annotations" << YAML::Value << "envgate-report/annotations.json";
+    out << YAML::Key << Text{"artifacts"} << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << Text{"when"} << YAML::Value << Text{"always"};
+    out << YAML::Key << Text{"paths"} << YAML::Value << YAML::Flow << YAML::BeginSeq
+        << "envgate-report/" << YAML::EndSeq;
+    out << YAML::Key << Text{"reports"} << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << Text{"junit"} << YAML::Value << Text{"envgate-report/junit.xml"};
+    out << YAML::Key << Text{"dotenv"} << YAML::Value << Text{"envgate-report/envgate.env"};
+    out << YAML::Key << Text{"annotations"} << YAML::Value
+        << Text{"envgate-report/annotations.json"};
     out << YAML::EndMap << YAML::EndMap;
 }
 
 void emit_lines(YAML::Emitter& out, const char* key, const std::vector<std::string>& lines) {
-    out << YAML::Key << key << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << Text{key} << YAML::Value << YAML::BeginSeq;
     for (const auto& line : lines) {
         if (line.find('\n') != std::string::npos) {
             out << YAML::Literal << line;
         } else {
-            out << line;
+            out << Text{line};
         }
     }
     out << YAML::EndSeq;
@@ -89,30 +91,30 @@ void emit_lines(YAML::Emitter& out, const char* key, const std::vector<std::stri
 void emit_job(YAML::Emitter& out, const Job& job) {
     // Job names hold ':'; quoting them keeps every YAML 1.1 parser from misreading.
     out << YAML::Key << YAML::DoubleQuoted << job.name << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "stage" << YAML::Value << job.stage;
+    out << YAML::Key << Text{"stage"} << YAML::Value << Text{job.stage};
     if (!job.needs.empty()) {
-        out << YAML::Key << "needs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        out << YAML::Key << Text{"needs"} << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& need : job.needs) {
             out << YAML::DoubleQuoted << need;
         }
         out << YAML::EndSeq;
     }
     if (!job.when.empty()) {
-        out << YAML::Key << "when" << YAML::Value << job.when;
+        out << YAML::Key << Text{"when"} << YAML::Value << Text{job.when};
     }
     if (job.warn_on_lock_exit) {
-        out << YAML::Key << "allow_failure" << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << "exit_codes" << YAML::Value << YAML::Flow << YAML::BeginSeq
+        out << YAML::Key << Text{"allow_failure"} << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << Text{"exit_codes"} << YAML::Value << YAML::Flow << YAML::BeginSeq
             << k_locked_warning_exit << YAML::EndSeq << YAML::EndMap;
     }
     if (!job.env.empty()) {
-        out << YAML::Key << "variables" << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << "ENVGATE_ENV" << YAML::Value << job.env << YAML::EndMap;
-        out << YAML::Key << "environment" << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << "name" << YAML::Value << job.env;
-        out << YAML::Key << "action" << YAML::Value << job.action;
+        out << YAML::Key << Text{"variables"} << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << Text{"ENVGATE_ENV"} << YAML::Value << Text{job.env} << YAML::EndMap;
+        out << YAML::Key << Text{"environment"} << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << Text{"name"} << YAML::Value << Text{job.env};
+        out << YAML::Key << Text{"action"} << YAML::Value << Text{job.action};
         if (!job.tier.empty()) {
-            out << YAML::Key << "deployment_tier" << YAML::Value << job.tier;
+            out << YAML::Key << Text{"deployment_tier"} << YAML::Value << Text{job.tier};
         }
         out << YAML::EndMap;
     }
@@ -124,10 +126,11 @@ void emit_job(YAML::Emitter& out, const Job& job) {
         emit_reports(out);
     }
     if (job.codequality) {
-        out << YAML::Key << "artifacts" << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << "when" << YAML::Value << "always";
-        out << YAML::Key << "reports" << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << "codequality" << YAML::Value << k_lint_report << YAML::EndMap;
+        out << YAML::Key << Text{"artifacts"} << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << Text{"when"} << YAML::Value << Text{"always"};
+        out << YAML::Key << Text{"reports"} << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << Text{"codequality"} << YAML::Value << Text{k_lint_report}
+            << YAML::EndMap;
         out << YAML::EndMap;
     }
     out << YAML::EndMap;
@@ -292,22 +295,22 @@ void emit_defaults(YAML::Emitter& out, const CiSettings& ci) {
     if (!ci.has_defaults()) {
         return;
     }
-    out << YAML::Key << "default" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << Text{"default"} << YAML::Value << YAML::BeginMap;
     if (ci.image) {
-        out << YAML::Key << "image" << YAML::Value << *ci.image;
+        out << YAML::Key << Text{"image"} << YAML::Value << Text{*ci.image};
     }
     if (!ci.tags.empty()) {
-        out << YAML::Key << "tags" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        out << YAML::Key << Text{"tags"} << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& tag : ci.tags) {
             out << tag;
         }
         out << YAML::EndSeq;
     }
     if (ci.interruptible) {
-        out << YAML::Key << "interruptible" << YAML::Value << *ci.interruptible;
+        out << YAML::Key << Text{"interruptible"} << YAML::Value << *ci.interruptible;
     }
     if (ci.timeout) {
-        out << YAML::Key << "timeout" << YAML::Value << gitlab_duration(*ci.timeout);
+        out << YAML::Key << Text{"timeout"} << YAML::Value << Text{gitlab_duration(*ci.timeout)};
     }
     out << YAML::EndMap;
 }
@@ -377,9 +380,9 @@ std::string render_child_pipeline(const Plan& plan) {
     YAML::Emitter out;
     emit_header(out, plan);
     out << YAML::BeginMap;
-    out << YAML::Key << "stages" << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << Text{"stages"} << YAML::Value << YAML::BeginSeq;
     for (const auto& stage : stages_of(jobs)) {
-        out << stage;
+        out << Text{stage};
     }
     out << YAML::EndSeq;
     emit_defaults(out, plan.ci);
