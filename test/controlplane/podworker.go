@@ -362,6 +362,9 @@ func (w *podWorker) flushEvents(ctx context.Context, events []pendingEvent) {
 // with phase Failed, reason Evicted and DisruptionTarget TerminationByKubelet.
 func (w *podWorker) evict(ctx context.Context, message string) error {
 	w.mu.Lock()
+	// Finished before the kill: the run loop may reap a container first, and its sync
+	// must not write a Failed/137 status of its own ahead of the eviction's one write.
+	w.finished = true
 	w.killLocked()
 	w.mu.Unlock()
 	w.waitReaped()
@@ -369,7 +372,6 @@ func (w *podWorker) evict(ctx context.Context, message string) error {
 	for _, c := range w.all() {
 		c.evicted()
 	}
-	w.finished = true
 	w.lastWritten = nil
 	mine := w.buildStatus()
 	w.mu.Unlock()
