@@ -30,7 +30,44 @@ std::ostream& operator<<(std::ostream& os, Verbatim v) {
     return os.write(v.text.data(), static_cast<std::streamsize>(v.text.size()));
 }
 
+bool is_bool_word(std::string_view t) {
+    for (const char* w :
+         {"y",    "Y",    "yes",   "Yes",   "YES",   "n",  "N",  "no", "No",  "NO",  "true",
+          "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"}) {
+        if (t == w) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
 }  // namespace
+
+bool reads_as_non_string(std::string_view text) {
+    if (is_bool_word(text)) {
+        return true;
+    }
+    std::string_view t = text;
+    if (!t.empty() && (t.front() == '+' || t.front() == '-')) {
+        t.remove_prefix(1);
+    }
+    for (std::string_view special : {".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"}) {
+        if (t == special) {
+            return true;
+        }
+    }
+    bool numeric_start =
+        !t.empty() && (is_digit(t.front()) || (t.front() == '.' && t.size() > 1 && is_digit(t[1])));
+    if (!numeric_start) {
+        return false;
+    }
+    // Digits with what YAML 1.1 ints, floats, sexagesimals and timestamps may hold.
+    return t.find_first_not_of("0123456789+-._: eExXoObBaAcCdDfFtTzZ") == std::string_view::npos;
+}
 
 bool is_plain_in_block(std::string_view text) {
     if (text.empty() || text.size() > k_max_plain || is_null_word(text) ||
@@ -47,7 +84,9 @@ bool is_plain_in_block(std::string_view text) {
 }
 
 void emit_text(YAML::Emitter& out, std::string_view text) {
-    if (is_plain_in_block(text)) {
+    if (reads_as_non_string(text)) {
+        out << YAML::DoubleQuoted << std::string(text);
+    } else if (is_plain_in_block(text)) {
         out.WriteIntegralType(Verbatim{text});
     } else {
         out << std::string(text);

@@ -17,8 +17,15 @@ namespace envgate {
 // plain, byte for byte.
 bool is_plain_in_block(std::string_view text);
 
-// Writes `text` as the next scalar of `out`: as it is when is_plain_in_block(text),
-// else through yaml-cpp's own choice of style. REQUIRES: `out` is in block context
+// Whether a YAML 1.1 reader (GitLab's) may take plain `text` for something other than
+// a string: a boolean word (`on`, `yes`, `N`, ...), a number (`1.10`, `0x1f`, `1_000`,
+// `1:20`, `.inf`) or a timestamp (`2026-12-01`). Conservative: it may say yes for a
+// string no reader would convert (quoting it costs nothing).
+bool reads_as_non_string(std::string_view text);
+
+// Writes `text` as the next scalar of `out`: double-quoted when
+// reads_as_non_string(text) (yaml-cpp would write `on` or `1.10` bare), as it is when
+// is_plain_in_block(text), else through yaml-cpp's own choice of style. REQUIRES: `out` is in block context
 // (not inside a flow sequence or map) and no string manipulator is pending.
 void emit_text(YAML::Emitter& out, std::string_view text);
 

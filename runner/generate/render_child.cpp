@@ -302,6 +302,9 @@ void emit_defaults(YAML::Emitter& out, const CiSettings& ci) {
     if (!ci.tags.empty()) {
         out << YAML::Key << Text{"tags"} << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& tag : ci.tags) {
+            if (reads_as_non_string(tag)) {  // a runner tag `on` or `2` stays a string
+                out << YAML::DoubleQuoted;
+            }
             out << tag;
         }
         out << YAML::EndSeq;

@@ -66,13 +66,22 @@ const std::vector<Case> k_cases = {
     {std::string(1025, 'a'), false},
 };
 
+// yaml-cpp's own writing of `text`: double-quoted where a YAML 1.1 reader would not
+// read it back as a string (what emit_text asks of yaml-cpp then), else its choice.
+void yaml_cpp_writes(YAML::Emitter& out, const std::string& text) {
+    if (reads_as_non_string(text)) {
+        out << YAML::DoubleQuoted;
+    }
+    out << text;
+}
+
 std::string as_seq_item(const std::string& text, bool fast) {
     YAML::Emitter out;
     out << YAML::BeginMap << YAML::Key << "k" << YAML::Value << YAML::BeginSeq;
     if (fast) {
         out << Text{text};
     } else {
-        out << text;
+        yaml_cpp_writes(out, text);
     }
     out << YAML::EndSeq << YAML::EndMap;
     return out.c_str();
@@ -84,7 +93,9 @@ std::string as_key_and_value(const std::string& text, bool fast) {
     if (fast) {
         out << Text{text} << YAML::Value << Text{text};
     } else {
-        out << text << YAML::Value << text;
+        yaml_cpp_writes(out, text);
+        out << YAML::Value;
+        yaml_cpp_writes(out, text);
     }
     out << YAML::EndMap;
     return out.c_str();
@@ -137,6 +148,27 @@ BOOST_AUTO_TEST_CASE(random_strings_write_what_yaml_cpp_writes) {
 BOOST_AUTO_TEST_CASE(plain_strings_are_written_unquoted) {
     BOOST_TEST(as_seq_item("helmfile -e $ENVGATE_ENV diff", true) ==
                "k:\n  - helmfile -e $ENVGATE_ENV diff");
+}
+
+// Given strings a YAML 1.1 reader (GitLab's) would take for a boolean, a number or a
+// date when plain, then they are written double-quoted (yaml-cpp alone writes them
+// bare: an environment `on` would reach GitLab as `true`, a version 1.10 as 1.1);
+// strings that only look alike stay plain.
+BOOST_AUTO_TEST_CASE(strings_a_yaml_1_1_reader_would_convert_are_quoted) {
+    for (const char* text :
+         {"on", "Off", "yes", "N", "TRUE", "1", "1.10", "-1", "+.5", "0x1f", "0o17", "1_000", "1e3",
+          "1:20", ".inf", "-.Inf", ".NaN", "2026-12-01", "2001-12-14t21:59:43.10-05:00"}) {
+        BOOST_TEST_CONTEXT("text: " << text) {
+            BOOST_TEST(reads_as_non_string(text));
+            BOOST_TEST(as_seq_item(text, true) == std::string("k:\n  - \"") + text + "\"");
+        }
+    }
+    for (const char* text : {"one", "onward", "nope", "1h 30m", "v1.10", "env-1", "a1", "x"}) {
+        BOOST_TEST_CONTEXT("text: " << text) {
+            BOOST_TEST(!reads_as_non_string(text));
+            BOOST_TEST(as_seq_item(text, true) == std::string("k:\n  - ") + text);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,8 @@
 // globs match, in promotion order (`after`, stable), and render_child_pipeline
 // writes the child pipeline of the golden files in test/golden/generate/. Set
 // ENVGATE_UPDATE_GOLDEN=1 to rewrite them after a deliberate change.
+#include <yaml-cpp/yaml.h>
+
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -247,6 +249,35 @@ BOOST_AUTO_TEST_CASE(renders_no_default_without_ci_settings) {
         must(make_plan(design_config(), request({"releases/gitlab/common/x.yaml"}))));
     BOOST_TEST(yaml.find("default:") == std::string::npos);
     BOOST_TEST(yaml.find("deployment_tier") == std::string::npos);
+}
+
+// Given an environment `on`, one `1.10` and a runner tag `yes`, which a YAML 1.1
+// reader (GitLab's) takes for true, 1.1 and true when written bare, then the child
+// pipeline quotes them: the environment's name and variable, the job's stage and the
+// tag read back as the same strings.
+BOOST_AUTO_TEST_CASE(names_a_yaml_1_1_reader_would_convert_are_quoted) {
+    Config c = design_config();
+    c.environments = {env("on", {"a/**"}), env("1.10", {"a/**"}, {"on"})};
+    c.ci.tags = {"yes", "kubernetes"};
+    PlanRequest r = request({"a/x.yaml"});
+    r.style = JobStyle::run;
+    std::string yaml = render_child_pipeline(must(make_plan(c, r)));
+    BOOST_TEST(yaml.find("name: \"on\"") != std::string::npos, yaml);
+    BOOST_TEST(yaml.find("ENVGATE_ENV: \"1.10\"") != std::string::npos, yaml);
+    BOOST_TEST(yaml.find("tags: [\"yes\", kubernetes]") != std::string::npos, yaml);
+    YAML::Node doc = YAML::Load(yaml);
+    BOOST_TEST(doc["default"]["tags"][0].as<std::string>() == "yes");
+    int environments = 0;
+    for (const auto& job : doc) {
+        if (job.second.IsMap() && job.second["environment"]) {
+            auto name = job.second["environment"]["name"].as<std::string>();
+            BOOST_TEST((name == "on" || name == "1.10"), name);
+            BOOST_TEST(job.second["variables"]["ENVGATE_ENV"].as<std::string>() == name);
+            BOOST_TEST(job.second["environment"]["name"].Tag() == "!");  // quoted: a string
+            ++environments;
+        }
+    }
+    BOOST_TEST(environments == 2);
 }
 
 BOOST_AUTO_TEST_CASE(shell_quote_quotes_only_when_needed) {
