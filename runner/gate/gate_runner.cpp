@@ -85,7 +85,7 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
     // A pass from the caches stands when it changes nothing the gate keeps or acts on;
-    // one that would act reads a fresh snapshot at once (GET, list, GET), so every
+    // one that would act reads a fresh snapshot at once (list, GET), so every
     // count, event and memory write comes from the API's own consistent reads.
     const CacheView jobs = watch->view(0);
     const CacheView pods = watch->view(1);

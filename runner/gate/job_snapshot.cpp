@@ -32,6 +32,16 @@ json counted_part(const json& job) {
     return {{"spec", job.value("spec", json::object())}, {"status", std::move(status)}};
 }
 
+// True when `job` was last written at or before the revision the pod list was served
+// at (`list_version`). Nothing wrote the Job between that revision and the GET that
+// returned it, so the two show the API's store at one revision: resourceVersions are
+// the store's revisions, one counter over every object (etcd's; kubesim's too).
+bool unchanged_since_list(const json& job, const std::string& list_version) {
+    auto written = kube::resource_version_number(version_of(job));
+    auto listed = kube::resource_version_number(list_version);
+    return written && listed && *written <= *listed;
+}
+
 }  // namespace
 
 bool counts_alike(const json& before, const json& after) {
@@ -42,26 +52,22 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
                                       const std::string& label_selector, int max_rounds,
                                       std::optional<json> first) {
     JobSnapshot snap;
-    if (first) {
-        snap.job = std::move(first);
-    } else {
-        TRY_ASSIGN(snap.job, read_job(api, id));
-    }
-    while (snap.job && snap.rounds < max_rounds) {
+    snap.job = std::move(first);  // nullopt: the first round has no Job read before it
+    while (snap.rounds < max_rounds && (snap.job || snap.rounds == 0)) {
         ++snap.rounds;
         TRY_ASSIGN(auto list, api.list(kube::pods(id.namespace_), {label_selector, ""}));
         TRY_ASSIGN(std::optional<json> after, read_job(api, id));
         if (!after) {
             return JobSnapshot{std::nullopt, {}, true, snap.rounds};
         }
-        bool same = counts_alike(*snap.job, *after);
+        bool same = unchanged_since_list(*after, list.resource_version) ||
+                    (snap.job && counts_alike(*snap.job, *after));
         snap.job = std::move(after);
         snap.pods = std::move(list.items);
+        snap.consistent = same;
         if (same) {
-            snap.consistent = true;
             return snap;
         }
-        snap.consistent = false;
     }
     return snap;
 }

@@ -30,12 +30,15 @@ struct JobSnapshot {
     int rounds = 0;
 };
 
-// Reads the Job `id`, lists the pods `label_selector` selects, and reads the Job again,
-// until the Job is the same before and after the list (the pods were listed while the
-// Job was at that version), at most `max_rounds` lists. "The same": the resourceVersion,
-// or else everything but metadata and the tallies active/ready/terminating, which the
-// controller rewrites as pods start and stop without moving a pod between the counts.
-// With `first`, the Job as the caller already has it (its cache) stands for the first read.
+// Lists the pods `label_selector` selects, then reads the Job `id`, until the pair is
+// known to belong together, at most `max_rounds` lists: the Job was last written at or
+// before the revision the list was served at (its resourceVersion is not newer than the
+// list's: both then show the store at that revision), or it is the same as the Job read
+// before that list (the pods were listed while the Job was at that version). "The
+// same": the resourceVersion, or else everything but metadata and the tallies
+// active/ready/terminating, which the controller rewrites as pods start and stop
+// without moving a pod between the counts. With `first`, the Job as the caller already
+// has it stands for a read before the first list.
 Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
                                       const std::string& label_selector,
                                       int max_rounds = k_max_snapshot_rounds,
