@@ -85,8 +85,8 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
 }
 
 // Merges one container's failed runs into `a` (at least what was remembered) and adds
-// them to the restart sum while its pod is Pending or Running.
-void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
+// them to the restart sum while its pod is Pending or Running; returns those runs.
+int count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
     // A pod that failed as a whole (evicted, node shutdown: phase Failed without being
     // restarted) is one failed pod; its last run ended with it and is not also a failed
     // container run (the controller counts restarts of Pending/Running pods only). A run
@@ -96,7 +96,7 @@ void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std:
     int runs = ended_with_pod ? c.restart_count : failed_runs(c);
     bool active = is_active_phase(pod);
     if (runs == 0 && !active) {
-        return;  // nothing to remember, nothing to add
+        return 0;  // nothing to remember, nothing to add
     }
     assign_run_key(key, pod, c);
     auto it = a.failed_runs.find(key);
@@ -108,6 +108,7 @@ void count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std:
     if (active) {
         a.restarts = sat_add(a.restarts, runs);
     }
+    return runs;
 }
 
 // backoffLimitPerIndex: a pod of index i carries the failures of i before it; a failed
@@ -275,13 +276,17 @@ Attempts count_attempts(const Job& job, const std::vector<const Pod*>& pods, Run
         const bool stopped = pod->deletion_timestamp &&
                              !has_condition(*pod, "DisruptionTarget", "True") &&
                              !removed_by_suspension(job, *pod);
+        int runs = 0;
         for (const auto* list : {&pod->init_containers, &pod->containers}) {
             for (const ContainerStatus& c : *list) {
-                count_container(a, *pod, c, key);
+                runs = sat_add(runs, count_container(a, *pod, c, key));
                 if (stopped) {
                     a.deleted_restarts = sat_add(a.deleted_restarts, c.restart_count);
                 }
             }
+        }
+        if (pod->phase == "Succeeded"sv) {
+            a.finished_restarts = std::max(a.finished_restarts, runs);
         }
     }
     return a;

@@ -78,6 +78,10 @@ struct Attempts {
     // (the controller stopping them as it fails the Job): they counted while the pod
     // ran, when the controller decided, also once the pod is Failed.
     int deleted_restarts = 0;
+    // The most restarts of one pod that succeeded: the controller counted them while
+    // it ran and stops once it succeeded, so a pass that first sees it finished does
+    // not find them in `restarts` (a Job's pods may have run at once: not their sum).
+    int finished_restarts = 0;
     int restart_limit = 0;  // max(backoffLimit, 1)
     int failed_pods = 0;
     int failed_pod_limit = 0;  // backoffLimit + 1

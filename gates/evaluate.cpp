@@ -173,6 +173,10 @@ Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod
     // its failure stopped (a pass may see the pod only after it was deleted).
     int restarts =
         ending ? std::max({a.restarts, v.memory.restarts, a.deleted_restarts}) : a.restarts;
+    if (v.state == State::succeeded) {
+        // Its attempts are those it spent, also when no pass saw its pod run again.
+        restarts = std::max(restarts, a.finished_restarts);
+    }
     bool rose = remember_counts(v.memory, a, failed_pods, restarts);
     std::vector<std::string> tied;
     remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));

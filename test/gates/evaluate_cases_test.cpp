@@ -796,4 +796,34 @@ BOOST_AUTO_TEST_CASE(attempts_are_the_count_against_the_limit_and_outlive_the_jo
                std::string::npos);
 }
 
+// Given an OnFailure Job first seen complete, its pod Succeeded after one restart (the
+// controller no longer counts the restarts of a finished pod), then the gate still
+// reports the attempt it spent; given two pods that succeeded after 2 and 1 restarts,
+// the attempts are 2, the most one pod had, not their sum (the controller, counting
+// running pods, may never have seen 3 at once); while the Job still runs, a finished
+// pod's restarts are not in the count.
+BOOST_AUTO_TEST_CASE(a_pod_first_seen_succeeded_after_a_restart_counts_that_attempt) {
+    Job done = with_condition(job("OnFailure", 2), cond("Complete"));
+    auto succeeded = [](const std::string& name, int restarts) {
+        return with_containers(pod(name, "Succeeded"),
+                               {terminated("migrations", term(0, "Completed"), restarts)});
+    };
+    Verdict once = evaluate(Gate::pre_migrations, done, {succeeded("p", 1)}, {}, k_now);
+    BOOST_TEST((once.state == State::succeeded));
+    BOOST_TEST(once.memory.attempts == 1);
+    BOOST_TEST(once.counts.attempt == 1);
+    BOOST_TEST(once.progressing.message.find("completed after 1 failed attempt(s)") !=
+               std::string::npos);
+    Verdict two =
+        evaluate(Gate::pre_migrations, done, {succeeded("p", 2), succeeded("q", 1)}, {}, k_now);
+    BOOST_TEST(two.memory.attempts == 2);
+    // While the Job runs, the count is the controller's: the restarts of a finished
+    // pod no longer count against the limit.
+    Verdict running = evaluate(Gate::pre_migrations, job("OnFailure", 2),
+                               {succeeded("p", 2), crashing("q", 0)}, {}, k_now);
+    BOOST_TEST((running.state == State::retrying));
+    BOOST_TEST(running.counts.attempt == 1);
+    BOOST_TEST(running.counts.left == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
