@@ -25,8 +25,9 @@ bool reads_as_non_string(std::string_view text);
 
 // Writes `text` as the next scalar of `out`: double-quoted when
 // reads_as_non_string(text) (yaml-cpp would write `on` or `1.10` bare), as it is when
-// is_plain_in_block(text), else through yaml-cpp's own choice of style. REQUIRES: `out` is in block context
-// (not inside a flow sequence or map) and no string manipulator is pending.
+// is_plain_in_block(text), else through yaml-cpp's own choice of style. REQUIRES: `out`
+// is in block context (not inside a flow sequence or map) and no string manipulator is
+// pending.
 void emit_text(YAML::Emitter& out, std::string_view text);
 
 // `out << Text{s}`: emit_text in an emitter chain, with the same REQUIRES.
