@@ -232,6 +232,11 @@ Handler define_dashboard(CLI::App& app) {
         ->check(CLI::Range(0, 86400))
         ->capture_default_str();
     add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    app.add_option("-o,--output", o->output,
+                   "text | json (json: what the page shows, as one document: each lock's "
+                   "status entry, its figures and its last run)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
 

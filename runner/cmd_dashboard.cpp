@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "runner/cmd_status.h"
@@ -65,6 +66,30 @@ std::vector<Figure> figures_of(const std::vector<MetricFamily>& families,
     return out;
 }
 
+// `--output json`: what the page shows, for a script. Each lock is its `status --output
+// json` entry, with the page's figures and the run.json document of its last run.
+nlohmann::json render_dashboard_json(const DashboardModel& model, const std::string& path,
+                                     const std::vector<LockStatus>& locks, TimePoint now) {
+    nlohmann::json j = render_status_json(locks, now);
+    j["schema"] = "envgate.dev/dashboard/v1";
+    j["index"] = path;
+    j["notes"] = model.notes;
+    for (std::size_t i = 0; i < model.locks.size(); ++i) {
+        const DashboardLock& l = model.locks[i];
+        nlohmann::json figures = nlohmann::json::array();
+        for (const Figure& f : l.figures) {
+            figures.push_back({{"name", f.name}, {"labels", f.labels}, {"value", f.value}});
+        }
+        nlohmann::json& entry = j["locks"][i];
+        entry["figures"] = std::move(figures);
+        entry["last_run"] = l.last_run ? nlohmann::json::parse(render_run_json(*l.last_run))
+                                       : nlohmann::json(nullptr);
+        entry["last_run_origin"] =
+            l.last_run ? nlohmann::json(l.last_run_origin) : nlohmann::json(nullptr);
+    }
+    return j;
+}
+
 }  // namespace
 
 std::vector<std::string> find_run_files(const std::string& dir) {
@@ -124,11 +149,11 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         }
     }
     auto families = status_metric_families(locks, gates, now);
-    for (auto& s : locks) {
+    for (const auto& s : locks) {
         DashboardLock l;
-        l.lock = std::move(s.record);
-        l.store = std::move(s.store);
-        l.error = std::move(s.error);
+        l.lock = s.record;
+        l.store = s.store;
+        l.error = s.error;
         l.figures = figures_of(families, l.lock.name);
         if (auto it = runs.find(l.lock.name); it != runs.end()) {
             l.last_run = it->second.report;
@@ -145,6 +170,10 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
     if (!written.is_ok()) {
         ctx.err << "envgate dashboard: " << written.message() << "\n";
         return k_exit_infra;
+    }
+    if (o.output == "json") {
+        ctx.out << render_dashboard_json(model, path, locks, now).dump(2) << "\n";
+        return k_exit_success;
     }
     ctx.out << "wrote " << path << " (" << model.locks.size() << " locks, " << runs.size()
             << " runs from " << files.size() << " run.json files)\n";

@@ -23,6 +23,7 @@ struct DashboardOptions {
     std::optional<std::string> kubeconfig;  // the kubernetes lock store's cluster
     std::optional<std::string> context;     // --context: instead of each environment's
     std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
+    std::string output = "text";            // json: stdout gets the page's content as one document
 };
 
 int run_dashboard(const DashboardOptions& options, Context& ctx);

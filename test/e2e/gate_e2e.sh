@@ -1000,6 +1000,21 @@ check_attempts_everywhere() {
         fail "dashboard: the last run's attempts of $gate are not $n"
     grep -qF "<code>envgate_gate_last_run_retries</code>${td}gate=$gate$td$n</td>" "$T/site/index.html" ||
         fail "dashboard: the figure envgate_gate_last_run_retries is not $n"
+    # -o json: the same page as one document on stdout (the index is still written).
+    rm -f "$T/site/index.html"
+    RC=0
+    timeout -s KILL 60 "$ENVGATE" dashboard --config "$T/envgate.yml" --runs "$T/rep" \
+        --out "$T/site" -o json >"$T/dashboard.json" 2>"$T/dashboard-json.log" || RC=$?
+    expect_rc 0 "the dashboard -o json ($(cat "$T/dashboard-json.log"))"
+    [[ -s $T/site/index.html ]] || fail "dashboard -o json wrote no index.html"
+    jq -e --arg g "$gate" --argjson n "$n" --arg index "$T/site/index.html" '
+        .schema == "envgate.dev/dashboard/v1" and .index == $index and
+        (.locks[] | select(.lock.name == "e1") |
+            .store != null and
+            ([.figures[] | select(.name == "envgate_gate_last_run_retries" and
+                .labels == "gate=" + $g) | .value] == [$n]) and
+            ([.last_run.steps[] | select(.name == $g) | .attempts] == [$n]))' \
+        "$T/dashboard.json" >/dev/null || fail "dashboard -o json: $(head -c 2000 "$T/dashboard.json")"
 }
 
 # Issue 11's standing check of retry accounting, without injected faults (so it runs on
