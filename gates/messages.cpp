@@ -221,12 +221,30 @@ void explain_succeeded(const Pass& p, Verdict& v) {
     v.memory.completed = true;
 }
 
+// A failed run first seen once it no longer counts against the limit (its pod went on
+// and succeeded; the Job may have completed since) is a rise all the same: its one
+// Retrying event, numbered as the runs seen (the earlier ones of a jump get theirs
+// from the runner).
+void record_late_retry(const Pass& p, Verdict& v) {
+    std::string m = "failed attempt " + std::to_string(v.memory.observed_failures) +
+                    ", seen only once " +
+                    (v.state == State::succeeded ? "the Job had completed"
+                                                 : "it no longer counted against the limit") +
+                    ": " + last_failure_text(v.memory);
+    if (auto command = failure_command(v.memory, p.pods)) {
+        bool logs = v.memory.last_failure->kind == FailureKind::restart;
+        m += std::string(logs ? ". Logs: " : ". Details: ") + *command;
+    }
+    v.event = Event{"Warning", names(p.gate).retry_event, m};
+}
+
 }  // namespace
 
 void explain(const Pass& p, Verdict& v, bool rose) {
     switch (v.state) {
         case State::running:
-            return explain_running(p, v);
+            explain_running(p, v);
+            break;
         case State::suspended:
             return explain_suspended(p, v);
         case State::retrying:
@@ -236,7 +254,11 @@ void explain(const Pass& p, Verdict& v, bool rose) {
         case State::failed:
             return explain_failed(p, v);
         case State::succeeded:
-            return explain_succeeded(p, v);
+            explain_succeeded(p, v);
+            break;
+    }
+    if (rose) {
+        record_late_retry(p, v);
     }
 }
 

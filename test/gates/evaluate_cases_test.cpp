@@ -801,7 +801,8 @@ BOOST_AUTO_TEST_CASE(attempts_are_the_count_against_the_limit_and_outlive_the_jo
 // reports the attempt it spent; given two pods that succeeded after 2 and 1 restarts,
 // the attempts are 2, the most one pod had, not their sum (the controller, counting
 // running pods, may never have seen 3 at once); while the Job still runs, a finished
-// pod's restarts are not in the count.
+// pod's restarts are not in the count. Either way a rise first seen so records its one
+// Retrying event.
 BOOST_AUTO_TEST_CASE(a_pod_first_seen_succeeded_after_a_restart_counts_that_attempt) {
     Job done = with_condition(job("OnFailure", 2), cond("Complete"));
     auto succeeded = [](const std::string& name, int restarts) {
@@ -814,6 +815,13 @@ BOOST_AUTO_TEST_CASE(a_pod_first_seen_succeeded_after_a_restart_counts_that_atte
     BOOST_TEST(once.counts.attempt == 1);
     BOOST_TEST(once.progressing.message.find("completed after 1 failed attempt(s)") !=
                std::string::npos);
+    // The rise is recorded as the one Retrying event it owes; a pass after it, none.
+    BOOST_TEST_REQUIRE(once.event.has_value());
+    BOOST_TEST(once.event->reason == "MigrationsRetrying");
+    BOOST_TEST(once.event->message.find("failed attempt 1, seen only once the Job had completed") !=
+               std::string::npos);
+    BOOST_TEST(
+        !evaluate(Gate::pre_migrations, done, {succeeded("p", 1)}, once.memory, k_now).event);
     Verdict two =
         evaluate(Gate::pre_migrations, done, {succeeded("p", 2), succeeded("q", 1)}, {}, k_now);
     BOOST_TEST(two.memory.attempts == 2);
@@ -824,6 +832,14 @@ BOOST_AUTO_TEST_CASE(a_pod_first_seen_succeeded_after_a_restart_counts_that_atte
     BOOST_TEST((running.state == State::retrying));
     BOOST_TEST(running.counts.attempt == 1);
     BOOST_TEST(running.counts.left == 1);
+    // A pod that failed once and succeeded before any pass saw it, the Job not yet
+    // complete (the controller batches its writes): running, and the rise's event.
+    Verdict late =
+        evaluate(Gate::pre_migrations, job("OnFailure", 2), {succeeded("p", 1)}, {}, k_now);
+    BOOST_TEST((late.state == State::running));
+    BOOST_TEST_REQUIRE(late.event.has_value());
+    BOOST_TEST(late.event->message.find("failed attempt 1, seen only once it no longer counted") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
