@@ -82,8 +82,7 @@ nlohmann::json render_dashboard_json(const DashboardModel& model, const std::str
         }
         nlohmann::json& entry = j["locks"][i];
         entry["figures"] = std::move(figures);
-        entry["last_run"] = l.last_run ? nlohmann::json::parse(render_run_json(*l.last_run))
-                                       : nlohmann::json(nullptr);
+        entry["last_run"] = l.last_run ? run_json_document(*l.last_run) : nlohmann::json(nullptr);
         entry["last_run_origin"] =
             l.last_run ? nlohmann::json(l.last_run_origin) : nlohmann::json(nullptr);
     }

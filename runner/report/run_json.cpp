@@ -145,7 +145,7 @@ StepReport step_from(const json& j) {
 
 }  // namespace
 
-std::string render_run_json(const RunReport& r) {
+json run_json_document(const RunReport& r) {
     json steps = json::array();
     for (const auto& s : r.steps) {
         steps.push_back(step_json(s));
@@ -170,7 +170,11 @@ std::string render_run_json(const RunReport& r) {
                 {"unlock_command", opt(r.lock.unlock_command)},
                 {"update_error", opt(r.lock.update_error)}}},
               {"steps", steps}};
-    return j.dump(2) + "\n";
+    return j;
+}
+
+std::string render_run_json(const RunReport& r) {
+    return run_json_document(r).dump(2) + "\n";
 }
 
 Result<RunReport> parse_run_json(const std::string& text, const std::string& origin) {
