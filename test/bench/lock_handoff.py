@@ -4,7 +4,9 @@
 N worker processes (default 20) loop M rounds each on one lock: `envgate lock acquire`
 (wait in the queue), log the critical section, `envgate lock release`, and queue again
 at once; so while one holds the lock the other N-1 wait. Runs on the file store and on
-the Lease store of a kubesim (store: kubernetes).
+the Lease store (store: kubernetes) of a kubesim, or, with ENVGATE_TEST_CLUSTER=controlplane
+and ENVGATE_CONTROLPLANE_STATE set (test/controlplane/run.sh start), of the real API server
+in a namespace of its own.
 
 Hand-off latency = the `at` of an `acquire` transition in the lock history minus the
 `at` of the `release` just before it (consecutive seq numbers). Each `at` is the clock
@@ -14,8 +16,8 @@ collects every history entry by seq while the workers run (the record keeps the 
 20): it re-reads the record file every 2 ms, or watches the Lease.
 
 Lease store: kubesim's request counters (GET /kubesim/v1/counters, what `kubesim ctl
-counters` prints), reset once the collecting watch is open, so they hold the workers'
-requests only. Per acquire: Lease writes (update + create; a 409 Conflict counts as
+counters` prints), or the API server's apiserver_request_total of Leases and Events,
+taken once the collecting watch is open, so they hold the workers' requests only. Per acquire: Lease writes (update + create; a 409 Conflict counts as
 a write request), successful writes (seen by the watch), reads, watches, Events posted.
 
 Also checks what lock_contention.py checks (no overlap, arrival order, every
@@ -24,11 +26,11 @@ transition numbered). A figure for test/bench/RESULTS.md, not a timed test.
 With --idle-seconds T: 5 waiters queue behind a holder that keeps the lock; the Lease
 requests they make in T seconds, per waiter and second (what waiting costs the API).
 
-Usage: lock_handoff.py --envgate PATH [--kubesim PATH] [--store file|lease|both]
+Usage: [ENVGATE_TEST_CLUSTER=controlplane ENVGATE_CONTROLPLANE_STATE=DIR]
+       lock_handoff.py --envgate PATH [--kubesim PATH] [--store file|lease|both]
          [--processes 20] [--rounds 10] [--label TEXT] [--idle-seconds T]
 """
 import argparse
-import http.client
 import json
 import os
 import resource
@@ -41,8 +43,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lock_contention  # noqa: E402  (worker loop, log parsing and checks; drops CI_* vars)
 
-NS = "envgate-locks"
-LEASES = f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "locks"))
+import lease_contention  # noqa: E402  (kubesim or the control plane, with its namespace)
+
+NS = lease_contention.NS
+LEASES = lease_contention.LEASES
 
 
 def config(store):
@@ -90,24 +95,25 @@ class FileHistory(History):
             self.merge(json.load(f))
 
 
-class Kubesim:
-    def __init__(self, binary, workdir):
-        self.kubeconfig = os.path.join(workdir, "kubeconfig")
-        self.proc = subprocess.Popen([binary, "--port", "0", "--write-kubeconfig", self.kubeconfig,
-                                      "--time-scale", "0.01"], stdout=subprocess.PIPE, text=True)
-        self.port = int(self.proc.stdout.readline())
+def start_cluster(binary, workdir):
+    """A kubesim of this run, or the test run's control plane (a namespace of its own)."""
+    if lease_contention.ON_CONTROLPLANE:
+        return lease_contention.ControlPlane(binary, workdir)
+    return lease_contention.Kubesim(binary, workdir, "--time-scale", "0.01")
 
-    def request(self, method, path):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        conn.request(method, path)
-        resp = conn.getresponse()
-        data = resp.read()
-        conn.close()
-        return json.loads(data) if data else None
 
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+def request(sim, method, path):
+    code, body = sim.request(method, path)
+    if code >= 300:
+        raise AssertionError(f"{method} {path}: HTTP {code}: {body}")
+    return body
+
+
+def reset_counters(sim):
+    if lease_contention.ON_CONTROLPLANE:
+        sim.base = sim.metrics()
+    else:
+        request(sim, "POST", "/kubesim/v1/counters/reset")
 
 
 class LeaseHistory(History):
@@ -116,11 +122,9 @@ class LeaseHistory(History):
     def __init__(self, sim):
         super().__init__()
         self.sim = sim
-        self.conn = http.client.HTTPConnection("127.0.0.1", sim.port)
-        rv = sim.request("GET", LEASES)["metadata"]["resourceVersion"]
-        self.conn.request("GET", f"{LEASES}?watch=1&resourceVersion={rv}"
-                                 f"&fieldSelector=metadata.name%3Denvgate-gstg")
-        self.resp = self.conn.getresponse()
+        rv = request(sim, "GET", LEASES)["metadata"]["resourceVersion"]
+        self.resp = sim.stream(f"{LEASES}?watch=1&resourceVersion={rv}"
+                               f"&fieldSelector=metadata.name%3Denvgate-gstg")
 
     def run(self):
         for line in self.resp:
@@ -184,10 +188,10 @@ def bench(a, store):
             os.makedirs(os.path.join(workdir, "locks"))
             history = FileHistory(os.path.join(workdir, "locks", "gstg.json"))
         else:
-            sim = Kubesim(a.kubesim, workdir)
+            sim = start_cluster(a.kubesim, workdir)
             history = LeaseHistory(sim)
             extra = {"KUBECONFIG": sim.kubeconfig}
-            sim.request("POST", "/kubesim/v1/counters/reset")
+            reset_counters(sim)
         try:
             history.start()
             log, elapsed, cpu = run_workers(os.path.abspath(a.envgate), workdir, a.processes, a.rounds,
@@ -196,7 +200,7 @@ def bench(a, store):
                 history.finish()
             else:
                 history.finish(2 * total)
-                counters = sim.request("GET", "/kubesim/v1/counters")["requests"]
+                counters = sim.counters()
         finally:
             if sim:
                 sim.stop()
@@ -226,7 +230,7 @@ def idle_cost(a, waiters=5):
     with tempfile.TemporaryDirectory(prefix="envgate-handoff-idle-") as workdir:
         cfg = os.path.join(workdir, "envgate.yml")
         open(cfg, "w").write(config("lease"))
-        sim = Kubesim(a.kubesim, workdir)
+        sim = start_cluster(a.kubesim, workdir)
         env = dict(os.environ, KUBECONFIG=sim.kubeconfig)
         cmd = [os.path.abspath(a.envgate), "lock", "acquire", "gstg", "--config", cfg, "--holder"]
         try:
@@ -235,14 +239,14 @@ def idle_cost(a, waiters=5):
                                       stderr=subprocess.DEVNULL) for i in range(waiters)]
             deadline = time.monotonic() + 30
             while True:
-                lease = sim.request("GET", f"{LEASES}/envgate-gstg")
+                lease = request(sim, "GET", f"{LEASES}/envgate-gstg")
                 record = json.loads(lease["metadata"]["annotations"]["envgate.dev/record"])
                 if len(record["waiters"]) == waiters or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
-            sim.request("POST", "/kubesim/v1/counters/reset")
+            reset_counters(sim)
             time.sleep(a.idle_seconds)
-            counters = sim.request("GET", "/kubesim/v1/counters")["requests"]
+            counters = sim.counters()
             for p in procs:
                 p.terminate()
                 p.wait(timeout=30)
@@ -268,11 +272,12 @@ def main():
                     help="also: Lease requests of idle waiters (lease store)")
     a = ap.parse_args()
     stores = ["file", "lease"] if a.store == "both" else [a.store]
-    if "lease" in stores and not a.kubesim:
-        ap.error("--kubesim is needed for the lease store")
+    if "lease" in stores and not a.kubesim and not lease_contention.ON_CONTROLPLANE:
+        ap.error("--kubesim is needed for the lease store (or ENVGATE_TEST_CLUSTER=controlplane)")
     failed = False
+    where = "the real API server" if lease_contention.ON_CONTROLPLANE else "kubesim"
     print(f"{a.label} {a.processes} processes x {a.rounds} rounds, hand-off = release `at` -> "
-          f"next acquire `at` (lock history)")
+          f"next acquire `at` (lock history); Lease store on {where}")
     print(f"{'store':6} {'hand-offs':>9} {'p50 ms':>7} {'p90 ms':>7} {'p99 ms':>7} {'max ms':>7} "
           f"{'wall s':>6} {'cpu s':>6} | per acquire: {'writes':>6} {'ok':>5} {'reads':>6} {'watches':>7} "
           f"{'events':>6}")
