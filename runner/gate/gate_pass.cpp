@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "gates/counting.h"
+#include "gates/messages.h"
+
 namespace envgate {
 
 using nlohmann::json;
@@ -60,6 +63,30 @@ bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemo
                                  v.counts.failed_pods == 0 && v.state == gates::State::running;
     return job && kept && same && !v.event && v.state != gates::State::succeeded &&
            v.state != gates::State::failed;
+}
+
+bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods) {
+    if (job.restart_policy != "OnFailure") {
+        return false;
+    }
+    for (const char* recorded : {"FailureTarget", "Failed", "Complete"}) {
+        if (gates::true_condition(job, recorded) != nullptr) {
+            return false;
+        }
+    }
+    long long restarts = 0;
+    for (const gates::Pod& pod : pods) {
+        if (pod.phase != "Running" && pod.phase != "Pending") {
+            continue;
+        }
+        for (const auto* statuses : {&pod.init_containers, &pod.containers}) {
+            for (const gates::ContainerStatus& c : *statuses) {
+                restarts += std::max(c.restart_count, 0);
+            }
+        }
+    }
+    int limit = job.backoff_limit.value_or(gates::k_default_backoff_limit);
+    return limit <= 0 ? restarts > 0 : restarts >= limit;
 }
 
 }  // namespace envgate

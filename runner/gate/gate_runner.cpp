@@ -140,7 +140,8 @@ Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& se
 }
 
 Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                            gates::GateMemory& memory, ChangeWatch* watch) {
+                            gates::GateMemory& memory, gates::GateMemory& saved,
+                            ChangeWatch* watch) {
     const gates::Verdict& v = pass.verdict;
     // Events are recorded before the memory is saved: a crash in between records them
     // again under the same names, which the API refuses as AlreadyExists.
@@ -161,7 +162,10 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     if (v.event) {
         m_events.record(id, *v.event, v.memory, settings.instance, m_clock.now());
     }
-    if (pass.job && v.memory != memory && v.memory != fresh_memory(v.memory)) {
+    // Not while the Job controller has still to record that the restart limit was
+    // reached (gate_pass.h): the pass that sees its condition saves the memory.
+    bool hold = pass.decoded && restart_limit_unrecorded(*pass.decoded, pass.pods);
+    if (pass.job && v.memory != saved && v.memory != fresh_memory(v.memory) && !hold) {
         json annotations = json::object();
         for (const auto& [k, value] : gates::memory_annotations(v.memory)) {
             annotations[k] = value;
@@ -175,6 +179,7 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
             // The watch will deliver this write too: it changes nothing a pass reads.
             watch->ignore_version((*patched)["metadata"].value("resourceVersion", ""));
         }
+        saved = v.memory;
     }
     memory = v.memory;
     return Status::ok();
@@ -257,6 +262,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     auto stored = gates::memory_from_annotations(
         (*launched)["metadata"].value("annotations", std::map<std::string, std::string>{}));
     gates::GateMemory memory = stored.is_ok() ? *stored : gates::GateMemory{};
+    gates::GateMemory saved = memory;  // what the Job's annotations hold
 
     TimePoint deadline = m_clock.now() + settings.timeout;
     kube::ReflectorOptions options;
@@ -344,7 +350,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         last_pass = LastPass{pass->verdict.counts, pass->verdict.state};
         report_change(settings, pass->verdict, step);
         keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
-        Status kept = remember(settings, id, *pass, memory, cache);
+        Status kept = remember(settings, id, *pass, memory, saved, cache);
         if (!kept.is_ok()) {
             return finish(
                 settings, id, step,

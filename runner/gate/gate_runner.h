@@ -64,8 +64,9 @@ class GateRunner {
     Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
                                    JobSnapshot snap, const gates::GateMemory& memory,
                                    const std::vector<nlohmann::json>& departed);
+    // `memory`: what the gate knows; `saved`: what the Job's annotations hold of it.
     Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                    gates::GateMemory& memory, ChangeWatch* watch);
+                    gates::GateMemory& memory, gates::GateMemory& saved, ChangeWatch* watch);
     void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
                        StepReport& step);
     GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,

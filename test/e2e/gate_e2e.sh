@@ -1042,9 +1042,26 @@ check_retry_lines() {
     script=$(job_script "$tag" "$(count_runs "$counter")
 sleep 0.2; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
     job_manifest "$T/$tag.yaml" "ra-$tag" "$policy" 4 "$script"
+    # Every version of the Job and its pods, to see when the gate wrote its memory.
+    kubectl get jobs -n "$NS" -w -o json --output-watch-events >"$T/$tag.versions" 2>/dev/null &
+    local versions=$!
+    kubectl get pods -n "$NS" -w -o json --output-watch-events >"$T/$tag.pods" 2>/dev/null &
+    local pod_versions=$!
     # shellcheck disable=SC2046
     run_envgate 150 "$T/$tag.log" gate $(gate_args pre-migrations "$T/$tag.yaml" "$NS" "$T/rep-$tag")
     expect_rc 1 "$policy: five failed runs past backoffLimit 4"
+    if [[ $policy == OnFailure ]]; then
+        # Not while the Job controller records that the restart limit was reached: a
+        # write of the gate's in between made the controller's status write conflict,
+        # and Kubernetes then started a replacement pod that ran the migration again.
+        local window=(python3 "$(dirname "$0")/memory_window.py" "$T/$tag.versions" "$T/$tag.pods" "ra-$tag-" 4)
+        # Exit 2: both watches have not yet delivered the window's two ends.
+        wait_for 30 "the restart limit and its condition in the watches" \
+            bash -c '"$@"; (($? != 2))' _ "${window[@]}"
+        local said
+        said=$("${window[@]}") || fail "OnFailure: $said"
+    fi
+    kill "$versions" "$pod_versions"
     sed -nE "s/^pre-migrations: retrying .*(pod|attempt) ([0-9]+) of $limit failed, ([0-9]+) left( \\(([^()]|\\([^()]*\\))*\\))?: .*: run ([0-9]+) failed.*/\\2 \\3 \\6/p" \
         "$T/$tag.log" >"$T/$tag.retries"
     [[ $(grep -c '^pre-migrations: retrying' "$T/$tag.log") == $(wc -l <"$T/$tag.retries") ]] ||
