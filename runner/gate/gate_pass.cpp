@@ -66,8 +66,9 @@ bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemo
 }
 
 bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods) {
-    if (job.restart_policy != "OnFailure") {
-        return false;
+    if (job.restart_policy != "OnFailure" ||
+        (job.managed_by && *job.managed_by != "kubernetes.io/job-controller")) {
+        return false;  // another controller's Job: its timing is not this one's
     }
     for (const char* recorded : {"FailureTarget", "Failed", "Complete"}) {
         if (gates::true_condition(job, recorded) != nullptr) {

@@ -73,6 +73,11 @@ BOOST_AUTO_TEST_CASE(the_restart_limit_counts_as_the_controller_does) {
     job.backoff_limit.reset();
     BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 5)}));
     BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 6)}));
+    // Another controller's Job (spec.managedBy): nothing known to wait for.
+    job.managed_by = "kueue.x-k8s.io/multikueue";
+    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 6)}));
+    job.managed_by = "kubernetes.io/job-controller";
+    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 6)}));
     // Never: the controller counts failed pods in its status; nothing to hold.
     job.restart_policy = "Never";
     BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 9)}));
