@@ -1047,6 +1047,7 @@ sleep 0.2; echo \"run \$n failed\" > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
     local versions=$!
     kubectl get pods -n "$NS" -w -o json --output-watch-events >"$T/$tag.pods" 2>/dev/null &
     local pod_versions=$!
+    BG_PIDS+=("$versions" "$pod_versions") # stopped at exit, also when a check fails
     # shellcheck disable=SC2046
     run_envgate 150 "$T/$tag.log" gate $(gate_args pre-migrations "$T/$tag.yaml" "$NS" "$T/rep-$tag")
     expect_rc 1 "$policy: five failed runs past backoffLimit 4"
