@@ -17,8 +17,9 @@ collects every history entry by seq while the workers run (the record keeps the 
 
 Lease store: kubesim's request counters (GET /kubesim/v1/counters, what `kubesim ctl
 counters` prints), or the API server's apiserver_request_total of Leases and Events,
-taken once the collecting watch is open, so they hold the workers' requests only. Per acquire: Lease writes (update + create; a 409 Conflict counts as
-a write request), successful writes (seen by the watch), reads, watches, Events posted.
+taken once the collecting watch is open, so they hold the workers' requests only. Per
+acquire: Lease writes (update + create; a 409 Conflict counts as a write request),
+successful writes (seen by the watch), reads, watches, Events posted.
 
 Also checks what lock_contention.py checks (no overlap, arrival order, every
 transition numbered). A figure for test/bench/RESULTS.md, not a timed test.

@@ -27,7 +27,10 @@ def versions(path, prefix):
             i += 1
         if i >= len(text):
             return out
-        event, i = decoder.raw_decode(text, i)
+        try:
+            event, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return out  # the version kubectl is writing now: read on the next call
         obj = event.get("object", {})
         meta = obj.get("metadata", {})
         name = meta.get("name", "")
