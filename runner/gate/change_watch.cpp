@@ -35,7 +35,11 @@ bool ChangeWatch::take(Cache& cache, kube::EventType type, const nlohmann::json&
         cache.valid_from = std::max(cache.valid_from, number.value_or(0));
         cache.unsettled = true;
     }
-    return m_ignored.erase(version) == 0;
+    if (m_ignored.erase(version) != 0) {
+        return false;
+    }
+    m_woken_by.insert(version);
+    return true;
 }
 
 void ChangeWatch::advance(Cache& cache, const std::string& resource_version, bool listed) {
@@ -49,6 +53,7 @@ void ChangeWatch::advance(Cache& cache, const std::string& resource_version, boo
     if (!cache.listed) {
         cache.listed = true;
         m_changed = true;
+        m_woken_otherwise = true;
         m_cv.notify_all();
     }
 }
@@ -82,6 +87,7 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
         if (!end.is_ok() && end.code() != Code::timeout && !m_stopping) {
             m_failures.push_back(end);
             m_changed = true;
+            m_woken_otherwise = true;
             m_cv.notify_all();
         }
     });
@@ -107,7 +113,11 @@ CacheView ChangeWatch::view(std::size_t index) {
 
 void ChangeWatch::ignore_version(const std::string& resource_version) {
     std::lock_guard lock(m_mutex);
-    m_ignored.insert(resource_version);
+    if (m_woken_by.erase(resource_version) == 0) {
+        m_ignored.insert(resource_version);
+    } else if (m_woken_by.empty() && !m_woken_otherwise) {
+        m_changed = false;  // its event alone had woken the next wait
+    }
 }
 
 bool ChangeWatch::wait_listed(TimePoint until, const std::function<int()>& pending_signal) {
@@ -132,6 +142,8 @@ bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_sign
         m_cv.wait_for(lock, std::chrono::milliseconds(50));
     }
     m_changed = false;
+    m_woken_by.clear();
+    m_woken_otherwise = false;
     return true;
 }
 

@@ -64,7 +64,8 @@ class ChangeWatch {
     CacheView view(std::size_t index);
 
     // The caller's own write produced `resource_version`: its event updates the cache
-    // but does not end a wait (the caller knows what it wrote).
+    // but does not end a wait (the caller knows what it wrote), even when it was
+    // delivered before this call.
     void ignore_version(const std::string& resource_version);
 
     // Blocks until every collection was listed once (or its watch ended), at most
@@ -111,6 +112,11 @@ class ChangeWatch {
     std::vector<Status> m_failures;
     std::vector<nlohmann::json> m_deleted;
     std::set<std::string> m_ignored;  // resourceVersions of the caller's own writes
+    // What set m_changed since the last wait: the versions of the events, and whether
+    // anything else did (the first wait, a list, a watch's end). The caller's own write
+    // may be delivered before ignore_version() names it: then it is taken back here.
+    std::set<std::string> m_woken_by;
+    bool m_woken_otherwise = true;
     std::vector<std::unique_ptr<Worker>> m_workers;
 };
 

@@ -115,10 +115,16 @@ BOOST_AUTO_TEST_CASE(the_cache_tracks_the_range_and_ignores_the_callers_own_writ
         BOOST_TEST(!watch.wait(clock.now(), [] { return 0; }));
         BOOST_TEST(watch.view(0).objects.at(0)["metadata"]["annotations"]["k"] == "v");
 
+        // The same when its event came before ignore_version() named it.
+        json again = *fake.patch(ref, {{"metadata", {{"annotations", {{"k", "w"}}}}}});
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(again); }));
+        watch.ignore_version(again["metadata"]["resourceVersion"]);
+        BOOST_TEST(!watch.wait(clock.now(), [] { return 0; }));
+
         // A tally-only write wakes the wait, but the Job held still across it.
         fake.mutate(ref, [](json& j) { j["status"]["ready"] = 1; });
         BOOST_TEST(watch.wait(clock.now() + 30s, [] { return 0; }));
-        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress > rv(patched); }));
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress > rv(again); }));
         BOOST_TEST(watch.view(0).valid_from == listed.valid_from);
 
         // A counted change moves the start of the range to its version.
