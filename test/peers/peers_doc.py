@@ -125,7 +125,9 @@ of its own, all at once:
 "with the Job" means within {WITH_THE_JOB_S} s of the Job's Complete or Failed condition;
 the times are those of one run on a shared machine. Names, hashes and durations in the
 output are shown as `<ns>`, `<hash>`, `<d>`. "names the attempt" means a count such as
-"attempt 2 of 6".
+"attempt 2 of 6". A retry line of envgate's at the last attempt ("0 left") is printed
+only when envgate saw the failed pod before the Job controller decided the Job fails;
+the check does not require it.
 
 What the tables show:
 
@@ -164,7 +166,12 @@ def checked_excerpt(text):
     """The excerpt without what the control plane's timing decides: which failed run the
     first retry line the gate printed was about, and how many runs the controller let
     start before it stopped the pod (test/e2e/lib.sh check_failure_golden says the same
-    of the goldens)."""
+    of the goldens), and whether a retry line at 0 left was seen at all."""
+    # A retry line at 0 left is printed only when the gate's pass saw the failed run
+    # before the controller's decision (FailureTarget): on a busy machine it may not.
+    at_limit = r": retrying \(\w+\): (attempt|pod) \d+ of \d+ failed, 0 left"
+    parts = [part.strip() for part in text.split("<br>")]
+    text = " " + "<br>".join(part for part in parts if not re.search(at_limit, part)) + " "
     text = re.sub(r"(: retrying \(\w+\): (attempt|pod)) \d+ of (\d+) failed, \d+ left[^`]*",
                   r"\1 <n> of \3 failed", text)
     return re.sub(r" \((attempt|pod) \d+ of \d+ failed[^`]*", " (<attempt>)", text)
