@@ -18,6 +18,7 @@ bool ChangeWatch::take(Cache& cache, kube::EventType type, const nlohmann::json&
     auto number = kube::resource_version_number(version);
     cache.ordered = cache.ordered && number.has_value();
     const std::string key = kube::object_key(object);
+    cache.taking = true;
     auto known = cache.objects.find(key);
     bool changed = true;
     if (type == kube::EventType::deleted) {
@@ -50,6 +51,7 @@ void ChangeWatch::advance(Cache& cache, const std::string& resource_version, boo
         cache.valid_from = std::max(cache.valid_from, cache.progress);
     }
     cache.unsettled = false;
+    cache.taking = false;
     if (!cache.listed) {
         cache.listed = true;
         m_changed = true;
@@ -103,6 +105,7 @@ CacheView ChangeWatch::view(std::size_t index) {
     }
     const Cache& cache = m_workers[index]->cache;
     out.usable = cache.listed && !cache.ended && cache.ordered;
+    out.settled = !cache.taking;
     out.valid_from = cache.valid_from;
     out.progress = cache.progress;
     for (const auto& [key, object] : cache.objects) {

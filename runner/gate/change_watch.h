@@ -36,6 +36,10 @@ using SameVersion = std::function<bool(const nlohmann::json& before, const nlohm
 // progress the newest resourceVersion the watch delivered (an event, a bookmark, a list).
 struct CacheView {
     bool usable = false;  // listed, still watched, and its resourceVersions are numbers
+    // The objects are the collection exactly as of `progress`: every change the watch
+    // delivered up to it was taken, none after it (false while a re-list is half taken,
+    // or an event is taken but its version not yet recorded as progress).
+    bool settled = false;
     std::uint64_t valid_from = 0;
     std::uint64_t progress = 0;
     std::vector<nlohmann::json> objects;  // by namespace/name
@@ -89,6 +93,7 @@ class ChangeWatch {
         bool ended = false;
         bool ordered = true;     // every resourceVersion seen was a number
         bool unsettled = false;  // changed since the last progress
+        bool taking = false;     // an event taken since the last progress (a change or not)
         std::uint64_t valid_from = 0;
         std::uint64_t progress = 0;
         std::map<std::string, nlohmann::json> objects;

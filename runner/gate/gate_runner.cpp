@@ -85,8 +85,9 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
     // A pass from the caches stands when it changes nothing the gate keeps or acts on;
-    // one that would act reads a fresh snapshot at once (list, GET), so every
-    // count, event and memory write comes from the API's own consistent reads.
+    // one that would act reads a fresh snapshot at once (a GET beside the cached pods,
+    // else list and GET), so every count, event and memory write comes from a pair
+    // proved to be the API's store at one revision.
     const CacheView jobs = watch->view(0);
     const CacheView pods = watch->view(1);
     if (jobs.usable && pods.usable) {
@@ -95,6 +96,8 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         if (cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
             return cached;
         }
+        TRY_ASSIGN(JobSnapshot snap, read_job_beside_pods(m_api, id, pods_of, jobs, pods));
+        return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
     TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
     return evaluate_snapshot(settings, id, std::move(snap), memory, departed);

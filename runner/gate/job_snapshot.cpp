@@ -1,5 +1,7 @@
 #include "runner/gate/job_snapshot.h"
 
+#include <cstdint>
+
 namespace envgate {
 namespace {
 
@@ -42,6 +44,12 @@ bool unchanged_since_list(const json& job, const std::string& list_version) {
     return written && listed && *written <= *listed;
 }
 
+// True when `job` was last written at or before `revision`.
+bool written_by(const json& job, std::uint64_t revision) {
+    auto written = kube::resource_version_number(version_of(job));
+    return written && *written <= revision;
+}
+
 }  // namespace
 
 bool counts_alike(const json& before, const json& after) {
@@ -70,6 +78,24 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
         }
     }
     return snap;
+}
+
+Result<JobSnapshot> read_job_beside_pods(kube::KubeApi& api, const JobIdentity& id,
+                                         const std::string& label_selector, const CacheView& jobs,
+                                         const CacheView& pods) {
+    std::optional<json> cached = as_cached(id, jobs, pods).job;
+    if (!pods.usable || !pods.settled || !cached || !written_by(*cached, pods.progress)) {
+        // The cached Job is newer than the pods (or there is none): a GET would be too.
+        return read_job_snapshot(api, id, label_selector);
+    }
+    TRY_ASSIGN(std::optional<json> now, read_job(api, id));
+    if (!now) {
+        return JobSnapshot{std::nullopt, {}, true, 0};
+    }
+    if (written_by(*now, pods.progress)) {
+        return JobSnapshot{std::move(now), pods.objects, true, 0};
+    }
+    return read_job_snapshot(api, id, label_selector, k_max_snapshot_rounds, std::move(now));
 }
 
 JobSnapshot as_cached(const JobIdentity& id, const CacheView& jobs, const CacheView& pods) {

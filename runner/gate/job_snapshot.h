@@ -44,6 +44,18 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
                                       int max_rounds = k_max_snapshot_rounds,
                                       std::optional<nlohmann::json> first = std::nullopt);
 
+// The Job `id` read now, with its pods as the pod watch cached them (`pods`), when that
+// pair is the API's store at one revision: the pods cache is settled, so it is the
+// selected pods exactly as of revision pods.progress (watch events come in revision
+// order), and the Job was last written at or before that revision, so it was the same
+// then. One GET instead of a list and a GET, when a pod's change is the newest thing
+// the caches saw (the Job controller writes the Job about 1 s after a pod's failure).
+// Otherwise, or when the Job cached in `jobs` is already newer than the pods (a GET
+// would be too), read_job_snapshot, with the GET standing for its first read.
+Result<JobSnapshot> read_job_beside_pods(kube::KubeApi& api, const JobIdentity& id,
+                                         const std::string& label_selector, const CacheView& jobs,
+                                         const CacheView& pods);
+
 // True when `after` counts the Job's pods as `before` does: the same resourceVersion,
 // or nothing changed but metadata and the tallies (see above).
 bool counts_alike(const nlohmann::json& before, const nlohmann::json& after);

@@ -882,11 +882,12 @@ scenario_request_budget() {
     echo "crash loop, 5 failed runs: $total requests: $(jq -c .requests <<<"$counters")"
     # The 5 that start any gate (create, list and watch Job and pods), and per failed run
     # the retry Event, the memory patch, the fresh read of the pass that acts on it (a
-    # list and a GET) and the read of the failed run's
-    # log it keeps: 6; and, in about every other failed run, one more round of that
-    # read (list, GET) when the Job controller wrote the Job since (kubesim: 30-40
-    # measured; 35-43 at load average 10-20 before the list-first read; 60 before
-    # issue 16, without the kept log).
+    # list and a GET: the one GET beside the cached pods needs a Job no newer than
+    # them, which kubesim, writing the Job as the pod fails, seldom has) and the read
+    # of the failed run's log it keeps: 6; and, in about every other failed run, one
+    # more round of that read (list, GET) when the Job controller wrote the Job since
+    # (kubesim: 30-40 measured; 35-43 at load average 10-20 before the list-first
+    # read; 60 before issue 16, without the kept log).
     ((total <= 45)) || fail "$total requests for 5 failed runs, want <= 45 (5 + 8 per failed run)"
     quiet_gate_budget
     ok "request budget: $total requests for 5 failed runs; $QUIET_SUMMARY"

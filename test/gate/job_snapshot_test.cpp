@@ -3,7 +3,8 @@
 // revision, or else re-reads until the Job held still across one list, so a failed pod
 // is counted exactly once; a Job that never holds still is given up on after
 // k_max_snapshot_rounds lists, a write of only the pod tallies or annotations does not
-// count as a change, and a Job deleted meanwhile reads as gone.
+// count as a change, and a Job deleted meanwhile reads as gone. Beside the pods a
+// watch cached, one GET settles it when the Job is no newer than the cached pods.
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <functional>
@@ -97,9 +98,92 @@ int failed_pods(const JobSnapshot& snap) {
         .counts.failed_pods;
 }
 
+// `collection` as its watch would cache it now: every object as stored, settled at
+// the store's current revision. Records no call.
+CacheView cached(RacingApi& api, const kube::ResourceRef& collection) {
+    auto listed = api.FakeKubeApi::list(collection, {"", ""});
+    api.calls_made.clear();
+    CacheView view;
+    view.usable = true;
+    view.settled = true;
+    view.progress = std::stoull(listed->resource_version);
+    view.objects = listed->items;
+    return view;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(job_snapshot_suite)
+
+// Given the pods are the newest change the caches saw (the Job last written before),
+// then one GET settles the pass: the Job read now was the same at the pods' revision.
+BOOST_AUTO_TEST_CASE(a_job_no_newer_than_the_cached_pods_takes_one_get) {
+    Seeded s;
+    CacheView pods = cached(s.api, kube::pods("gitlab"));
+    CacheView jobs = cached(s.api, kube::jobs("gitlab"));
+    auto snap = read_job_beside_pods(s.api, s.id, "", jobs, pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(s.api.calls_made == std::vector<std::string>{"get jobs/mig"},
+               boost::test_tools::per_element());
+    BOOST_TEST(snap->pods == pods.objects, boost::test_tools::per_element());
+    BOOST_TEST(failed_pods(*snap) == 1);
+}
+
+// Given the controller counts the failed pod after the pods were cached (the cache
+// shows it with its finalizer, the Job read now counts it too: a pair that counts it
+// twice), then the GET is newer than the pods and the snapshot lists them again.
+BOOST_AUTO_TEST_CASE(a_job_written_after_the_cached_pods_is_listed_again) {
+    Seeded s;
+    CacheView pods = cached(s.api, kube::pods("gitlab"));
+    CacheView jobs = cached(s.api, kube::jobs("gitlab"));
+    s.count_failed_pod();
+    auto snap = read_job_beside_pods(s.api, s.id, "", jobs, pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(snap->consistent);
+    BOOST_TEST(
+        s.api.calls_made == (std::vector<std::string>{"get jobs/mig", "list pods", "get jobs/mig"}),
+        boost::test_tools::per_element());
+    BOOST_TEST(failed_pods(*snap) == 1);
+    BOOST_TEST(failed_pods(JobSnapshot{snap->job, pods.objects, true, 0}) == 2);
+}
+
+// Given the cached Job is newer than the cached pods (the controller wrote it since),
+// or the pods cache is not settled (a re-list half taken), then no GET is wasted on
+// them: the snapshot lists first.
+BOOST_AUTO_TEST_CASE(a_job_newer_than_the_cached_pods_or_an_unsettled_cache_lists_first) {
+    for (bool settled : {true, false}) {
+        BOOST_TEST_CONTEXT("pods cache settled: " << settled) {
+            Seeded s;
+            CacheView pods = cached(s.api, kube::pods("gitlab"));
+            pods.settled = settled;
+            if (settled) {
+                s.api.mutate(kube::jobs("gitlab", "mig"),
+                             [](json& j) { j["status"]["failed"] = 1; });
+            }
+            CacheView jobs = cached(s.api, kube::jobs("gitlab"));
+            auto snap = read_job_beside_pods(s.api, s.id, "", jobs, pods);
+            BOOST_REQUIRE(snap.is_ok());
+            BOOST_TEST(snap->consistent);
+            BOOST_TEST(s.api.calls_made == (std::vector<std::string>{"list pods", "get jobs/mig"}),
+                       boost::test_tools::per_element());
+        }
+    }
+}
+
+// Given the Job was deleted after the caches saw it, then the GET reads it as gone.
+BOOST_AUTO_TEST_CASE(a_job_deleted_beside_the_cached_pods_is_gone) {
+    Seeded s;
+    CacheView pods = cached(s.api, kube::pods("gitlab"));
+    CacheView jobs = cached(s.api, kube::jobs("gitlab"));
+    s.api.erase(kube::jobs("gitlab", "mig"));
+    auto snap = read_job_beside_pods(s.api, s.id, "", jobs, pods);
+    BOOST_REQUIRE(snap.is_ok());
+    BOOST_TEST(!snap->job.has_value());
+    BOOST_TEST(snap->pods.empty());
+    BOOST_TEST(s.api.calls_made == std::vector<std::string>{"get jobs/mig"},
+               boost::test_tools::per_element());
+}
 
 // Given the controller counts the failed pod while the first list runs, before the
 // list is served (the list shows the pod without its finalizer), then the Job read
