@@ -64,9 +64,13 @@ std::string log_tail(std::string_view text, int max_lines, std::size_t max_bytes
     return std::string(text.substr(start));
 }
 
-FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
-                          const std::vector<gates::Pod>& pods, const gates::Failure& failure,
-                          const gates::Counts& counts) {
+namespace {
+
+// The failed run as `pods` show it, without its log: which run of which container, and
+// the command that reads its log (`which`: the previous or the current run).
+FailedRun describe_failed_run(const JobIdentity& job, const std::vector<gates::Pod>& pods,
+                              const gates::Failure& failure, const gates::Counts& counts,
+                              gates::Run& which) {
     FailedRun run;
     run.attempt = counts.attempt;
     run.limit = counts.limit;
@@ -80,9 +84,9 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
     for (const auto& pod : pods) {
         seen.push_back(&pod);
     }
-    gates::Run which = failure.container && failure.kind == gates::FailureKind::restart
-                           ? gates::run_of(seen, failure)
-                           : gates::Run::current;
+    which = failure.container && failure.kind == gates::FailureKind::restart
+                ? gates::run_of(seen, failure)
+                : gates::Run::current;
     run.container_run = container_run(pods, failure, which);
     if (failure.container && failure.kind == gates::FailureKind::pod) {
         // A pod per run: the command must name this run's pod.
@@ -91,6 +95,12 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
     } else if (failure.container) {
         run.log_command = gates::logs_command(job.namespace_, job.name, *failure.container, which);
     }
+    return run;
+}
+
+// Reads the tail of `run`'s log into it (a log that cannot be read is noted).
+void read_failed_run_log(kube::KubeApi& api, const JobIdentity& job, const gates::Failure& failure,
+                         gates::Run which, FailedRun& run) {
     kube::LogOptions options{run.container, which == gates::Run::previous, k_kept_lines};
     auto text = api.logs(kube::pods(job.namespace_, failure.pod), options);
     if (!text.is_ok() && text.status().code() == Code::not_found) {
@@ -100,11 +110,11 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
             "its log is gone: the pod was deleted before the gate "
             "could read it (" +
             text.status().message() + ")");
-        return run;
+        return;
     }
     if (!text.is_ok()) {
         run.log_note = mask_secrets("its log could not be read: " + text.status().message());
-        return run;
+        return;
     }
     run.log_tail = mask_secrets(log_tail(*text));
     run.log_note = run.log_tail.empty()
@@ -113,6 +123,16 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
                              "the last lines of its log (at most {} lines, {} KB), read "
                              "when the gate saw the failure",
                              k_kept_lines, k_kept_bytes / 1024);
+}
+
+}  // namespace
+
+FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
+                          const std::vector<gates::Pod>& pods, const gates::Failure& failure,
+                          const gates::Counts& counts) {
+    gates::Run which = gates::Run::current;
+    FailedRun run = describe_failed_run(job, pods, failure, counts, which);
+    read_failed_run_log(api, job, failure, which, run);
     return run;
 }
 
@@ -122,10 +142,12 @@ void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
     if (verdict.memory.observed_failures <= before.observed_failures || !verdict.last_failure) {
         return;
     }
-    FailedRun run = keep_failed_run(api, job, pods, *verdict.last_failure, verdict.counts);
+    gates::Run which = gates::Run::current;
+    FailedRun run = describe_failed_run(job, pods, *verdict.last_failure, verdict.counts, which);
     if (!step.failed_runs.empty() && step.failed_runs.back().same_run(run)) {
         return;  // the Job now counts the failed run's pod as failed too: not a new run
     }
+    read_failed_run_log(api, job, *verdict.last_failure, which, run);
     run.run = static_cast<int>(step.failed_runs.size()) + 1;
     std::string where = fmt::format("pod {}{}", run.pod,
                                     run.container.empty() ? "" : ", container " + run.container);

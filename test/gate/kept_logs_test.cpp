@@ -2,6 +2,7 @@
 // previous container for an in-place restart, the current one for a container that has
 // not restarted (or a pod that failed as a whole), cut to 50 lines / 8 KB, masked, and
 // printed in a collapsed section; a log that cannot be read is noted, never an error.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <sstream>
 
@@ -197,12 +198,19 @@ BOOST_AUTO_TEST_CASE(same_failure_counted_twice_is_one_run) {
     }
     BOOST_TEST(step.failed_runs.size() == 1U);
     BOOST_TEST(step.failed_runs[0].container_run == 1);
+    // The run already kept is not read again (one request fewer per failed OnFailure Job).
+    auto log_reads = [&] {
+        return std::count_if(api.calls_made.begin(), api.calls_made.end(),
+                             [](const std::string& c) { return c.rfind("logs ", 0) == 0; });
+    };
+    BOOST_TEST(log_reads() == 1);
     pod.containers[0].restart_count = 1;  // restarted, and the next run failed too
     v.memory.observed_failures = 3;
     keep_new_failure(api, log, k_job, {pod}, v, before, step);
     BOOST_REQUIRE(step.failed_runs.size() == 2U);
     BOOST_TEST(step.failed_runs[1].run == 2);
     BOOST_TEST(step.failed_runs[1].container_run == 2);
+    BOOST_TEST(log_reads() == 2);
     BOOST_TEST(step.failed_runs[1].log_note.find("the pod was deleted") != std::string::npos,
                step.failed_runs[1].log_note);
 }
