@@ -19,6 +19,24 @@ std::optional<TimePoint> time_at(const json& object, const char* field) {
     return parse_rfc3339(object[field].get<std::string>());
 }
 
+// Whether the Job has condition `type` with status True.
+bool condition_true(const json& job, const char* type) {
+    auto status = job.find("status");
+    if (status == job.end() || !status->is_object()) {
+        return false;
+    }
+    auto conditions = status->find("conditions");
+    if (conditions == status->end() || !conditions->is_array()) {
+        return false;
+    }
+    for (const auto& c : *conditions) {
+        if (c.is_object() && c.value("type", "") == type && c.value("status", "") == "True") {
+            return true;
+        }
+    }
+    return false;
+}
+
 // When the Job ended: its completionTime, else the Failed condition's transition.
 std::optional<TimePoint> ended_at(const json& job) {
     const json status = job.value("status", json::object());
@@ -55,8 +73,13 @@ std::optional<GateRunStatus> run_of(const std::string& environment, const json& 
     }
     auto memory = gates::memory_from_annotations(annotations);
     run.retries = memory.is_ok() ? memory->attempts : 0;
-    const bool failed = memory.is_ok() && memory->ended && memory->ended->type == "Failed";
-    const bool completed = memory.is_ok() && memory->completed;
+    // The Job's own conditions first: the gate does not write what they show
+    // (runner/gate/gate_pass.h, only_what_the_job_shows).
+    const bool completed = condition_true(job, "Complete") ||
+                           condition_true(job, "SuccessCriteriaMet") ||
+                           (memory.is_ok() && memory->completed);
+    const bool failed = condition_true(job, "Failed") ||
+                        (memory.is_ok() && memory->ended && memory->ended->type == "Failed");
     run.result = completed ? "succeeded" : failed ? "failed" : "running";
     auto end = completed || failed ? ended_at(job) : std::nullopt;
     run.duration = std::max(Duration::zero(), end.value_or(now) - *started);

@@ -51,6 +51,16 @@ gates::GateMemory fresh_memory(const gates::GateMemory& m) {
     return fresh;
 }
 
+bool only_what_the_job_shows(const gates::GateMemory& now, const gates::GateMemory& saved) {
+    // No annotations yet: the Job holds what a first pass starts from.
+    const gates::GateMemory base = saved.job_uid.empty() ? fresh_memory(now) : saved;
+    gates::GateMemory rest = now;
+    rest.ended = base.ended;
+    rest.completed = base.completed;
+    rest.failure_recorded = base.failure_recorded;
+    return rest == base;
+}
+
 bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
                         const std::optional<LastPass>& last) {
     const bool kept =

@@ -35,6 +35,13 @@ long long accounted_pods(const nlohmann::json& job);
 // annotations starts from the same.
 gates::GateMemory fresh_memory(const gates::GateMemory& m);
 
+// Whether `now` differs from `saved` (what the Job's annotations hold) only in what the
+// Job itself keeps showing: that it was seen failing, failed or completed (its
+// FailureTarget, Failed and Complete conditions stay as long as the Job), and that the
+// *Failed event was recorded (a rerun that records it again names it alike, from the
+// same counts, and the API refuses the repeat). Such a memory is not written.
+bool only_what_the_job_shows(const gates::GateMemory& now, const gates::GateMemory& saved);
+
 // What the gate's last completed pass concluded.
 struct LastPass {
     gates::Counts counts;

@@ -168,7 +168,8 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     // Not while the Job controller has still to record that the restart limit was
     // reached (gate_pass.h): the pass that sees its condition saves the memory.
     bool hold = pass.decoded && restart_limit_unrecorded(*pass.decoded, pass.pods);
-    if (pass.job && v.memory != saved && v.memory != fresh_memory(v.memory) && !hold) {
+    if (pass.job && !only_what_the_job_shows(v.memory, saved) &&
+        v.memory != fresh_memory(v.memory) && !hold) {
         json annotations = json::object();
         for (const auto& [k, value] : gates::memory_annotations(v.memory)) {
             annotations[k] = value;

@@ -116,4 +116,34 @@ BOOST_AUTO_TEST_CASE(a_cached_pass_that_changes_counts_or_ends_does_not_stand) {
     BOOST_TEST(!cached_pass_stands(v, false, v.memory, LastPass{v.counts, v.state}));
 }
 
+// Given a pass whose memory differs from the Job's annotations only in what the Job's
+// own conditions show (failing, failed, completed) or in the recorded *Failed event,
+// then that memory is not written: one write fewer at the end of every gate.
+BOOST_AUTO_TEST_CASE(a_memory_that_only_says_what_the_job_shows_is_not_written) {
+    gates::GateMemory saved;
+    saved.job_uid = "uid-1";
+    saved.observed_failures = 6;
+    saved.attempts = 6;
+    gates::GateMemory now = saved;
+    BOOST_TEST(only_what_the_job_shows(now, saved));
+    now.ended = gates::EndedBy{"FailureTarget", "BackoffLimitExceeded", "limit"};
+    BOOST_TEST(only_what_the_job_shows(now, saved));
+    now.ended->type = "Failed";
+    now.failure_recorded = true;
+    BOOST_TEST(only_what_the_job_shows(now, saved));
+    now.observed_failures = 7;  // a count is the gate's own: written
+    BOOST_TEST(!only_what_the_job_shows(now, saved));
+    now = saved;
+    now.last_failure = gates::Failure{};
+    BOOST_TEST(!only_what_the_job_shows(now, saved));
+
+    // No annotations yet: a Job seen completed at once needs none.
+    gates::GateMemory done;
+    done.job_uid = "uid-1";
+    done.completed = true;
+    BOOST_TEST(only_what_the_job_shows(done, gates::GateMemory{}));
+    done.attempts = 1;
+    BOOST_TEST(!only_what_the_job_shows(done, gates::GateMemory{}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

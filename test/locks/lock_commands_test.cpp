@@ -4,6 +4,7 @@
 // asked of GitLab: test/runner/cmd_unlock_test.cpp).
 #include <unistd.h>
 #include <boost/test/unit_test.hpp>
+#include <map>
 
 #include <cctype>
 #include <sstream>
@@ -219,6 +220,44 @@ BOOST_AUTO_TEST_CASE(status_prometheus_has_each_gate_s_last_run) {
     has("envgate_gate_last_run_retries{" + pre_labels + "} 2");
     has("envgate_gate_last_run_start_timestamp_seconds{" + pre_labels + "} 1777629600");
     has("envgate_gate_read_success{environment=\"gstg\"} 0");
+}
+
+BOOST_AUTO_TEST_CASE(status_reads_a_gate_s_result_from_the_job_s_conditions) {
+    // Given: Jobs whose annotations hold the counts only (the gate does not write what
+    // the Job's conditions show), one Failed, one Complete.
+    gates::GateMemory counted;
+    counted.observed_failures = 2;
+    counted.attempts = 2;
+    nlohmann::json annotations = nlohmann::json::object();
+    for (const auto& [k, v] : gates::memory_annotations(counted)) {
+        annotations[k] = v;
+    }
+    auto job = [&](const std::string& gate, const std::string& condition) {
+        return nlohmann::json{
+            {"metadata",
+             {{"name", gate + "-job"},
+              {"creationTimestamp", "2026-05-01T10:00:00Z"},
+              {"labels", {{"envgate.dev/gate", gate}, {"envgate.dev/environment", "gprd"}}},
+              {"annotations", annotations}}},
+            {"status",
+             {{"conditions",
+               {{{"type", condition},
+                 {"status", "True"},
+                 {"lastTransitionTime", "2026-05-01T10:05:00Z"}}}}}}};
+    };
+    auto runs = last_gate_runs("gprd",
+                               {job("pre-migrations", "Failed"), job("post-migrations", "Complete"),
+                                job("batched-migrations-check", "FailureTarget")},
+                               k_t0 + std::chrono::minutes(30));
+    BOOST_REQUIRE(runs.size() == 3u);
+    std::map<std::string, std::string> result;
+    for (const auto& r : runs) {
+        result[r.gate] = r.result;
+        BOOST_TEST(r.retries == 2);
+    }
+    BOOST_TEST(result["pre-migrations"] == "failed");
+    BOOST_TEST(result["post-migrations"] == "succeeded");
+    BOOST_TEST(result["batched-migrations-check"] == "running");  // failing: not ended yet
 }
 
 BOOST_AUTO_TEST_CASE(only_listed_logins_may_unlock_from_ci) {
