@@ -15,10 +15,12 @@ Both modes run at once, side by side, on the same Jobs:
   quiet   --gates gates per mode wait on Jobs that sleep; once every gate printed its
           `running` line, the requests of the next --quiet-minutes are counted
           (requests per gate-hour = count / gates / hours). Then SIGTERM.
-  crash   --gates gates per mode on Jobs (restartPolicy Never, backoffLimit
-          --backoff-limit) whose every run fails after --run-seconds; counted over each
-          gate's whole life (create to exit). Per failed run = requests / failed runs
-          (the Jobs' status.failed). Each gate must exit 1 having reported every attempt.
+  crash   --gates gates per mode on Jobs (restartPolicy --restart-policy, default Never;
+          backoffLimit --backoff-limit) whose every run fails after --run-seconds;
+          counted over each gate's whole life (create to exit). Per failed run =
+          requests / failed runs (Never: the Jobs' status.failed; OnFailure: backoffLimit
+          per Job, the restarts the controller counts). Each gate must exit 1 having
+          reported every attempt.
 
 Cross-check: the API server's own counter, apiserver_request_total from /metrics, for
 the series only envgate touches here (verbs get/list/watch/patch of jobs and list/watch
@@ -31,6 +33,7 @@ code, a missing attempt), never because the machine is slow.
 
 Usage: gate_requests.py --envgate PATH --controlplane PATH [--gates 4]
          [--quiet-minutes 12] [--run-seconds 4] [--backoff-limit 5] [--poll-interval 5s]
+         [--restart-policy Never|OnFailure]
          [--scenario quiet|crash|both] [--keep]
 """
 import argparse
@@ -220,10 +223,10 @@ current-context: bench
         subprocess.run([RUN_SH, "stop", self.binary, self.state], stdout=sys.stderr)
 
 
-def manifest(path, name, limit, script):
+def manifest(path, name, limit, script, policy="Never"):
     json.dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
                "spec": {"backoffLimit": limit, "template": {"spec": {
-                   "restartPolicy": "Never",
+                   "restartPolicy": policy,
                    "containers": [{"name": "migrations", "image": "registry.example.com/m:1",
                                    "command": ["sh", "-c", script]}]}}}}, open(path, "w"))
 
@@ -231,10 +234,10 @@ def manifest(path, name, limit, script):
 class Gate:
     """One `envgate gate` process; its stdout lines stamped on receipt."""
 
-    def __init__(self, args, work, mode, kubeconfig, ns, name, limit, script):
+    def __init__(self, args, work, mode, kubeconfig, ns, name, limit, script, policy="Never"):
         self.mode, self.ns, self.name, self.job = mode, ns, name, None
         path = os.path.join(work, f"{name}.json")
-        manifest(path, name, limit, script)
+        manifest(path, name, limit, script, policy)
         self.lines, self.running = [], threading.Event()
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
@@ -315,21 +318,27 @@ def crash(args, cp, proxies, work):
         create_namespace(cp, ns)
         for i in range(args.gates):
             gates.append(Gate(args, work, mode, kubeconfig, ns, f"crash-{i}", args.backoff_limit,
-                              script))
+                              script, args.restart_policy))
     bad = []
     for g in gates:
         rc = g.wait(600)
         retries = sum(1 for line in g.lines if line.startswith("pre-migrations: retrying"))
-        runs = args.backoff_limit + 1
-        last = f"(pod {runs} of {runs} failed, 0 left)"
+        # Never: backoffLimit + 1 failed pods. OnFailure: the Job fails when the restarts
+        # reach backoffLimit, so that many failed runs (the controller then stops the pod).
+        never = args.restart_policy == "Never"
+        runs = args.backoff_limit + 1 if never else args.backoff_limit
+        last = f"(pod {runs} of {runs} failed, 0 left)" if never else \
+            f"(attempt {runs} of {runs} failed, 0 left"
         # The last failed run may show as retrying before the Job's Failed condition; a
         # poll may see two runs fail at once (one line, an event for each).
         lines_ok = retries in (runs - 1, runs) or (g.mode == "poll" and 0 < retries < runs)
         if rc != 1 or not lines_ok or not any(last in x for x in g.lines):
             bad.append(f"{g.mode}/{g.name}: exit {rc}, {retries} retry lines, "
-                       f"{'a' if any(last in x for x in g.lines) else 'no'} final count")
+                       f"{'a' if any(last in x for x in g.lines) else 'no'} final count: "
+                       + " / ".join(g.lines[-3:]))
     delta = {k: v - before.get(k, 0) for k, v in cp.metrics().items()}
-    print(f"\ncrash loop: {args.gates} gates per mode, restartPolicy Never, backoffLimit "
+    print(f"\ncrash loop: {args.gates} gates per mode, restartPolicy {args.restart_policy}, "
+          f"backoffLimit "
           f"{args.backoff_limit}, each run fails after {args.run_seconds} s")
     print("| mode | requests per failed run | per gate | gate wall time (s, mean) "
           "| failed runs | requests by series |")
@@ -338,7 +347,11 @@ def crash(args, cp, proxies, work):
         mine = [g for g in gates if g.mode == mode]
         since = min(g.started for g in mine)
         counts = proxy.counts(since)
-        failed = sum((cp.job(g.ns, g.job) or {}).get("status", {}).get("failed", 0) for g in mine)
+        if args.restart_policy == "Never":
+            failed = sum((cp.job(g.ns, g.job) or {}).get("status", {}).get("failed", 0)
+                         for g in mine)
+        else:  # one pod, restarted in place: its failed runs are the restarts counted
+            failed = args.backoff_limit * len(mine)
         total = sum(counts.values())
         wall = sum(g.ended - g.started for g in mine) / len(mine)
         print(f"| {mode} | {total / max(failed, 1):.2f} | {total / len(mine):.1f} | {wall:.1f} "
@@ -356,6 +369,7 @@ def main():
     ap.add_argument("--quiet-minutes", type=float, default=12)
     ap.add_argument("--run-seconds", type=float, default=4)
     ap.add_argument("--backoff-limit", type=int, default=5)
+    ap.add_argument("--restart-policy", choices=["Never", "OnFailure"], default="Never")
     ap.add_argument("--poll-interval", default="5s")
     ap.add_argument("--scenario", choices=["quiet", "crash", "both"], default="both")
     ap.add_argument("--keep", action="store_true")
