@@ -1,6 +1,7 @@
 #include "gates/evaluate.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "gates/counting.h"
 #include "gates/failures.h"
@@ -121,6 +122,14 @@ Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Atte
     // deletes the pod whose restarts reached it, then writes FailureTarget. A pass in
     // between sees a deleted pod whose restarts say why, not a retry.
     if (a.restarts_apply && a.deleted_restarts >= a.restart_limit) {
+        return {State::failing, "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit"};
+    }
+    // And for failed pods (exceedsBackoffLimit: the failed pods, those not yet counted
+    // in status.failed included, past backoffLimit): the pod that reached the limit is
+    // not retried, the controller fails the Job on its next sync. Not a retry either.
+    if (a.failed_pod_limit < std::numeric_limits<int>::max() && !a.index &&
+        !managed_elsewhere(job) && a.failed_pods >= a.failed_pod_limit) {
         return {State::failing, "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit"};
     }

@@ -1,5 +1,6 @@
 #include "runner/status_gates.h"
 
+#include <algorithm>
 #include <map>
 
 #include "gates/memory_json.h"
@@ -72,7 +73,15 @@ std::optional<GateRunStatus> run_of(const std::string& environment, const json& 
         }
     }
     auto memory = gates::memory_from_annotations(annotations);
-    run.retries = memory.is_ok() ? memory->attempts : 0;
+    // The Job's own count of failed pods when the memory is not yet written (a running
+    // restartPolicy Never Job: runner/gate/gate_pass.h, memory_kept_by_pods).
+    const json status = job.value("status", json::object());
+    const json failed_pods = status.is_object() ? status.value("failed", json(0)) : json(0);
+    const int counted =
+        failed_pods.is_number_integer()
+            ? static_cast<int>(std::clamp<long long>(failed_pods.get<long long>(), 0, 1'000'000))
+            : 0;
+    run.retries = std::max(memory.is_ok() ? memory->attempts : 0, counted);
     // The Job's own conditions first: the gate does not write what they show
     // (runner/gate/gate_pass.h, only_what_the_job_shows).
     const bool completed = condition_true(job, "Complete") ||

@@ -20,6 +20,19 @@ bool ChangeWatch::take(Cache& cache, kube::EventType type, const nlohmann::json&
     const std::string key = kube::object_key(object);
     cache.taking = true;
     auto known = cache.objects.find(key);
+    if (!number || *number <= cache.progress) {
+        cache.rewindable = false;  // a list's object, or an unordered version
+    } else if (cache.rewindable) {
+        Change change{*number, key, std::nullopt, cache.valid_from};
+        if (known != cache.objects.end()) {
+            change.before = known->second;
+        }
+        cache.history.push_back(std::move(change));
+        if (cache.history.size() > k_kept_changes) {
+            cache.floor = std::max(cache.floor, cache.history.front().version);
+            cache.history.pop_front();
+        }
+    }
     bool changed = true;
     if (type == kube::EventType::deleted) {
         if (keep == KeepDeleted::yes) {
@@ -50,8 +63,16 @@ void ChangeWatch::advance(Cache& cache, const std::string& resource_version, boo
     if (listed && (cache.unsettled || !cache.listed)) {
         cache.valid_from = std::max(cache.valid_from, cache.progress);
     }
+    if (listed) {
+        cache.history.clear();
+        cache.floor = cache.progress;
+        cache.rewindable = cache.ordered;
+    }
     cache.unsettled = false;
     cache.taking = false;
+    if (m_changed) {
+        m_cv.notify_all();
+    }
     if (!cache.listed) {
         cache.listed = true;
         m_changed = true;
@@ -79,13 +100,13 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
             [this, raw, keep](kube::EventType type, const nlohmann::json& object) {
                 std::lock_guard lock(m_mutex);
                 if (take(raw->cache, type, object, keep)) {
-                    m_changed = true;
-                    m_cv.notify_all();
+                    m_changed = true;  // the wait ends once advance() records its progress
                 }
                 return m_stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
             });
         std::lock_guard lock(m_mutex);
         raw->cache.ended = true;
+        raw->cache.taking = false;
         if (!end.is_ok() && end.code() != Code::timeout && !m_stopping) {
             m_failures.push_back(end);
             m_changed = true;
@@ -99,6 +120,10 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
 
 CacheView ChangeWatch::view(std::size_t index) {
     std::lock_guard lock(m_mutex);
+    return view_locked(index, std::nullopt);
+}
+
+CacheView ChangeWatch::view_locked(std::size_t index, std::optional<std::uint64_t> revision) {
     CacheView out;
     if (index >= m_workers.size()) {
         return out;
@@ -108,8 +133,55 @@ CacheView ChangeWatch::view(std::size_t index) {
     out.settled = !cache.taking;
     out.valid_from = cache.valid_from;
     out.progress = cache.progress;
-    for (const auto& [key, object] : cache.objects) {
-        out.objects.push_back(object);
+    if (!revision) {
+        for (const auto& [key, object] : cache.objects) {
+            out.objects.push_back(object);
+        }
+        return out;
+    }
+    if (!cache.rewindable || *revision < cache.floor || *revision > cache.progress) {
+        out.usable = false;
+        return out;
+    }
+    // Every change up to `revision` was taken (the progress is at least it), and those
+    // after it are in the history: undone newest first, they leave the store as of it.
+    std::map<std::string, nlohmann::json> objects = cache.objects;
+    for (auto it = cache.history.rbegin(); it != cache.history.rend() && it->version > *revision;
+         ++it) {
+        if (it->before) {
+            objects[it->key] = *it->before;
+        } else {
+            objects.erase(it->key);
+        }
+        out.valid_from = it->valid_from_before;
+    }
+    out.settled = true;
+    out.progress = *revision;
+    for (auto& [key, object] : objects) {
+        out.objects.push_back(std::move(object));
+    }
+    return out;
+}
+
+std::vector<CacheView> ChangeWatch::views_at_common(std::uint64_t not_before) {
+    std::lock_guard lock(m_mutex);
+    std::optional<std::uint64_t> common;
+    for (const auto& w : m_workers) {
+        const Cache& cache = w->cache;
+        if (!cache.listed || cache.ended || !cache.ordered) {
+            return {};
+        }
+        common = std::min(common.value_or(cache.progress), cache.progress);
+    }
+    if (!common || *common < not_before) {
+        return {};
+    }
+    std::vector<CacheView> out;
+    for (std::size_t i = 0; i < m_workers.size(); ++i) {
+        out.push_back(view_locked(i, common));
+        if (!out.back().usable) {
+            return {};
+        }
     }
     return out;
 }
@@ -137,7 +209,13 @@ bool ChangeWatch::wait_listed(TimePoint until, const std::function<int()>& pendi
 
 bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_signal) {
     std::unique_lock lock(m_mutex);
-    while (!m_changed) {
+    // A change ends the wait once its cache is settled again: the pass then sees the
+    // change together with the progress it proves.
+    auto taking = [&] {
+        return std::any_of(m_workers.begin(), m_workers.end(),
+                           [](const auto& w) { return w->cache.taking; });
+    };
+    while (!m_changed || taking()) {
         if (pending_signal() != 0 || m_clock.now() >= until) {
             return false;
         }

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -67,6 +68,15 @@ class ChangeWatch {
     // Collection `index` as cached now.
     CacheView view(std::size_t index);
 
+    // Every collection as of one revision: the lowest progress among them, which every
+    // watch has delivered all changes up to (watch events come in revision order), with
+    // the changes taken after it undone. The views are then the API's store at that one
+    // revision (`progress`, `settled`), so the caller may act on them together without
+    // reading the API. Empty when some collection is not usable, that revision is below
+    // `not_before`, or a collection cannot be taken back that far (its last list, or its
+    // oldest kept change, is newer).
+    std::vector<CacheView> views_at_common(std::uint64_t not_before);
+
     // The caller's own write produced `resource_version`: its event updates the cache
     // but does not end a wait (the caller knows what it wrote), even when it was
     // delivered before this call.
@@ -87,6 +97,15 @@ class ChangeWatch {
     std::vector<Status> failures();
 
   private:
+    // One change a watch event made to a cache, kept so that the cache can be taken back
+    // to an earlier revision: the object's key, its version before (none: it was new) and
+    // the cache's valid_from before.
+    struct Change {
+        std::uint64_t version = 0;
+        std::string key;
+        std::optional<nlohmann::json> before;
+        std::uint64_t valid_from_before = 0;
+    };
     struct Cache {
         SameVersion same;
         bool listed = false;
@@ -97,7 +116,18 @@ class ChangeWatch {
         std::uint64_t valid_from = 0;
         std::uint64_t progress = 0;
         std::map<std::string, nlohmann::json> objects;
+        // The changes taken since the last list, oldest first (at most k_kept_changes):
+        // the cache can be taken back to any revision from `floor` on. A list's objects
+        // are not changes at their own revisions: while one is taken (an event not newer
+        // than the progress), nothing can be taken back, until its end sets the floor.
+        std::deque<Change> history;
+        std::uint64_t floor = 0;
+        bool rewindable = false;
     };
+    // The changes a cache keeps to be taken back; older ones raise its floor.
+    static constexpr std::size_t k_kept_changes = 256;
+    // Under m_mutex: collection `index` as of `revision` (at most its progress).
+    CacheView view_locked(std::size_t index, std::optional<std::uint64_t> revision);
     struct Worker {
         std::unique_ptr<kube::KubeApi> api;
         std::thread thread;

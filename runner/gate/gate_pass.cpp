@@ -4,6 +4,7 @@
 
 #include "gates/counting.h"
 #include "gates/messages.h"
+#include "runner/kube/kube_api.h"
 
 namespace envgate {
 
@@ -73,6 +74,52 @@ bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemo
                                  v.counts.failed_pods == 0 && v.state == gates::State::running;
     return job && kept && same && !v.event && v.state != gates::State::succeeded &&
            v.state != gates::State::failed;
+}
+
+bool memory_kept_by_pods(const gates::Job& job, gates::State state) {
+    return job.restart_policy == "Never" && !gates::managed_elsewhere(job) &&
+           state != gates::State::failed && state != gates::State::succeeded;
+}
+
+bool job_write_expected(const json& job, const std::vector<json>& pods,
+                        std::uint64_t job_progress) {
+    const json spec = job.value("spec", json::object());
+    if (auto managed = spec.find("managedBy");
+        managed != spec.end() && managed->is_string() &&
+        managed->get<std::string>() != "kubernetes.io/job-controller") {
+        return false;
+    }
+    bool changed = false;  // a pod changed after the Job's revision
+    bool ended = false;    // ... and it ended
+    long long ready = 0;   // the pods status.ready counts: active, Ready=True
+    for (const json& pod : pods) {
+        const json status = pod.value("status", json::object());
+        const json meta = pod.value("metadata", json::object());
+        if (!status.is_object() || !meta.is_object()) {
+            continue;
+        }
+        const std::string phase = status.value("phase", "");
+        auto version = kube::resource_version_number(meta.value("resourceVersion", ""));
+        const bool newer = version && *version > job_progress;
+        changed = changed || newer;
+        const bool terminal = phase == "Failed" || phase == "Succeeded";
+        ended = ended || (newer && terminal);
+        if (terminal || meta.contains("deletionTimestamp")) {
+            continue;
+        }
+        for (const auto& c : status.value("conditions", json::array())) {
+            if (c.is_object() && c.value("type", "") == "Ready" &&
+                c.value("status", "") == "True") {
+                ++ready;
+            }
+        }
+    }
+    const json job_status = job.value("status", json::object());
+    const json* counted =
+        job_status.is_object() && job_status.contains("ready") ? &job_status["ready"] : nullptr;
+    const bool ready_differs =
+        counted != nullptr && counted->is_number_integer() && counted->get<long long>() != ready;
+    return ended || (changed && ready_differs);
 }
 
 bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods) {

@@ -3,6 +3,7 @@
 // caches alone may stand (runner/gate/job_snapshot.h).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -42,11 +43,42 @@ gates::GateMemory fresh_memory(const gates::GateMemory& m);
 // same counts, and the API refuses the repeat). Such a memory is not written.
 bool only_what_the_job_shows(const gates::GateMemory& now, const gates::GateMemory& saved);
 
-// What the gate's last completed pass concluded.
+// Whether the pods of `job` show all that the gate's memory would keep while the gate
+// is in `state`, so that writing it to the Job can wait: a restartPolicy Never Job of
+// the Job controller's keeps every pod that failed (it deletes none of them while it
+// runs), each a failed run with its termination, and counts them in status.failed, so
+// a rerun finds the same counts and the same last failure; its retry events are named
+// by those counts, and the API refuses a repeat. Not once the gate ends (failed or
+// succeeded: `envgate status` and a rerun read the memory, the pods may be deleted with
+// ttlSecondsAfterFinished), and not for OnFailure, whose restarts only the pod's
+// restartCount shows, and which the controller deletes at the limit. The caller writes
+// it anyway when a pod it counted is gone.
+bool memory_kept_by_pods(const gates::Job& job, gates::State state);
+
+// What the gate's last completed pass concluded, and the newest revision a pass has
+// shown the store at (a pair from the watch caches is not taken from before it).
 struct LastPass {
     gates::Counts counts;
     gates::State state = gates::State::running;
+    std::uint64_t revision = 0;
 };
+
+// How long a pass that would act waits, at most, for a Job write the Job controller owes
+// (job_write_expected) before it reads the API instead. The controller batches a Job's
+// pod events for 1 s (SyncJobBatchPeriod, Kubernetes v1.37) before it writes the Job.
+inline constexpr Duration k_expected_write_bound = std::chrono::milliseconds(1500);
+
+// Whether the Job controller is about to write the Job `job` (as cached, up to the
+// revision `job_progress`) for a change of `pods` (as cached) after that revision: a
+// pod ended (Succeeded or Failed; the controller records it in
+// status.uncountedTerminatedPods before it removes the pod's tracking finalizer, then
+// counts it), or the pods ready now (active, condition Ready True) are not those the
+// Job's status.ready counts (an OnFailure container that crashed or restarted). The
+// Job's watch delivers that write, which makes the two caches a pair at the pods'
+// revision without a read. Only for a Job of the Job controller's (spec.managedBy unset
+// or kubernetes.io/job-controller).
+bool job_write_expected(const nlohmann::json& job, const std::vector<nlohmann::json>& pods,
+                        std::uint64_t job_progress);
 
 // Whether a pass evaluated from the watch caches alone may stand: only when it changes
 // nothing the gate keeps or acts on (memory, counts, events, the state it reports, the

@@ -49,6 +49,14 @@ struct GateRunner::Pass {
     gates::Verdict verdict;
     std::set<std::string> pod_uids;  // listed, or deleted as the watch last saw them
     bool consistent = true;          // false: no snapshot settled, nothing was evaluated
+    std::uint64_t revision = 0;      // the store's revision the pair shows (0: not known)
+    // With consistent false: the Job controller owes the Job a write that will bring a
+    // pair from the watches; wait for it until then, and read the API after.
+    std::optional<TimePoint> wait_until;
+    // A pair from the caches taken back: they hold changes after it, which the next
+    // pass looks at without waiting for another (the newest may be the last, a Job's
+    // Failed condition).
+    bool behind = false;
 };
 
 GateRunner::GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log)
@@ -78,23 +86,50 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                                              const json& selector, const gates::GateMemory& memory,
                                              ChangeWatch* watch,
                                              const std::optional<LastPass>& last,
-                                             const std::vector<json>& departed) {
+                                             const std::vector<json>& departed,
+                                             std::optional<TimePoint>& expect_until) {
     const std::string pods_of = label_selector(selector);
     if (watch == nullptr) {
         TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
     // A pass from the caches stands when it changes nothing the gate keeps or acts on;
-    // one that would act reads a fresh snapshot at once (a GET beside the cached pods,
-    // else list and GET), so every count, event and memory write comes from a pair
-    // proved to be the API's store at one revision.
+    // one that would act needs the Job and the pods as the store held them at one
+    // revision: both caches taken back to the newest revision both watches reached, if
+    // that pair would act itself; else a read at once (a GET beside the cached pods, a
+    // list beside the cached Job, else list and GET), or, while the Job controller
+    // still owes the Job a write for a pod that ended, its event, which brings that pair.
+    // So every count, event and memory write comes from a pair proved to be the API's
+    // store at one revision.
     const CacheView jobs = watch->view(0);
     const CacheView pods = watch->view(1);
     if (jobs.usable && pods.usable) {
+        std::vector<CacheView> at = watch->views_at_common(last ? last->revision : 0);
+        if (at.size() == 2) {
+            TRY_ASSIGN(Pass joint, evaluate_snapshot(settings, id, as_cached(id, at[0], at[1]),
+                                                     memory, departed));
+            joint.revision = at[0].progress;
+            joint.behind = std::max(jobs.progress, pods.progress) > joint.revision;
+            if (!cached_pass_stands(joint.verdict, joint.job.has_value(), memory, last)) {
+                return joint;
+            }
+        }
         TRY_ASSIGN(Pass cached,
                    evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));
         if (cached_pass_stands(cached.verdict, cached.job.has_value(), memory, last)) {
+            cached.revision = last ? last->revision : 0;
             return cached;
+        }
+        if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress)) {
+            if (!expect_until) {
+                expect_until = m_clock.now() + k_expected_write_bound;
+            }
+            if (m_clock.now() < *expect_until) {
+                Pass waiting;
+                waiting.consistent = false;
+                waiting.wait_until = expect_until;
+                return waiting;
+            }
         }
         TRY_ASSIGN(JobSnapshot snap, read_job_beside_pods(m_api, id, pods_of, jobs, pods));
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
@@ -110,6 +145,7 @@ Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& se
     Pass pass;
     pass.job = std::move(snap.job);
     pass.consistent = snap.consistent;
+    pass.revision = snap.revision;
     if (!pass.consistent) {
         return pass;  // not evaluated: the Job changed during every pod list
     }
@@ -143,8 +179,8 @@ Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& se
 }
 
 Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                            gates::GateMemory& memory, gates::GateMemory& saved,
-                            ChangeWatch* watch) {
+                            gates::GateMemory& memory, gates::GateMemory& saved, ChangeWatch* watch,
+                            bool pods_gone) {
     const gates::Verdict& v = pass.verdict;
     // Events are recorded before the memory is saved: a crash in between records them
     // again under the same names, which the API refuses as AlreadyExists.
@@ -167,7 +203,9 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     }
     // Not while the Job controller has still to record that the restart limit was
     // reached (gate_pass.h): the pass that sees its condition saves the memory.
-    bool hold = pass.decoded && restart_limit_unrecorded(*pass.decoded, pass.pods);
+    // Nor while the pods still show all of it (gate_pass.h, memory_kept_by_pods).
+    bool hold = pass.decoded && (restart_limit_unrecorded(*pass.decoded, pass.pods) ||
+                                 (!pods_gone && memory_kept_by_pods(*pass.decoded, v.state)));
     if (pass.job && !only_what_the_job_shows(v.memory, saved) &&
         v.memory != fresh_memory(v.memory) && !hold) {
         json annotations = json::object();
@@ -296,6 +334,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
+    // Until when a pass waits for a Job write the Job controller owes (observe()).
+    std::optional<TimePoint> expect_until;
     // Ends the gate when a signal is pending or its timeout passed: the exit code.
     auto interrupted = [&]() -> std::optional<int> {
         if (int sig = settings.pending_signal(); sig != 0) {
@@ -316,16 +356,21 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     };
     while (true) {
         absorb_deleted(watch, deleted, departed);
-        auto pass = observe(settings, id, selector, memory, cache, last_pass, departed);
+        auto pass =
+            observe(settings, id, selector, memory, cache, last_pass, departed, expect_until);
         if (pass && !pass->consistent) {
-            // The Job kept changing during every pod list: nothing is evaluated; the next
-            // change (or resync) tries again, signals and the timeout still apply.
+            // The Job kept changing during every pod list, or a write to it is on the way:
+            // nothing is evaluated; the next change (or resync) tries again, signals and
+            // the timeout still apply.
             if (auto code = interrupted()) {
                 return finish(settings, id, step, *code);
             }
-            watch.wait(std::min(deadline, m_clock.now() + resync), settings.pending_signal);
+            watch.wait(std::min({deadline, m_clock.now() + resync,
+                                 pass->wait_until.value_or(TimePoint::max())}),
+                       settings.pending_signal);
             continue;
         }
+        expect_until.reset();
         const bool ends =
             pass && (pass->verdict.state == gates::State::failed ||
                      (pass->verdict.state == gates::State::failing && !pass->verdict.last_failure));
@@ -348,13 +393,19 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                           fail(StepState::failed, "KubernetesApiError", pass.status().message(),
                                k_exit_infra));
         }
+        // A pod the last pass counted is gone (or its deletion came with this pass).
+        const bool pods_gone =
+            !departed.empty() ||
+            std::any_of(seen_pods.begin(), seen_pods.end(),
+                        [&](const auto& uid) { return pass->pod_uids.count(uid) == 0; });
         departed.clear();
         seen_pods = pass->pod_uids;
         std::size_t said = step.history.size();
-        last_pass = LastPass{pass->verdict.counts, pass->verdict.state};
+        last_pass = LastPass{pass->verdict.counts, pass->verdict.state,
+                             std::max(pass->revision, last_pass ? last_pass->revision : 0)};
         report_change(settings, pass->verdict, step);
         keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
-        Status kept = remember(settings, id, *pass, memory, saved, cache);
+        Status kept = remember(settings, id, *pass, memory, saved, cache, pods_gone);
         if (!kept.is_ok()) {
             return finish(
                 settings, id, step,
@@ -378,8 +429,10 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         if (auto code = interrupted()) {
             return finish(settings, id, step, *code);
         }
-        watch.wait(std::min({deadline, m_clock.now() + resync, progress.next()}),
-                   settings.pending_signal);
+        if (!pass->behind) {
+            watch.wait(std::min({deadline, m_clock.now() + resync, progress.next()}),
+                       settings.pending_signal);
+        }
     }
 }
 

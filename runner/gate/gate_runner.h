@@ -56,17 +56,21 @@ class GateRunner {
     // when the list no longer has them).
     // From the watch caches (`watch`, nullptr when not watching) while they answer, with
     // reads where they cannot (job_snapshot.h); `last`: what the last pass concluded.
-    // `departed`: pods deleted since the last pass, as last seen.
+    // `departed`: pods deleted since the last pass, as last seen. `expect_until`: set
+    // when a pass first waits for a Job write the controller owes; read after it.
     Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
                          const nlohmann::json& selector, const gates::GateMemory& memory,
                          ChangeWatch* watch, const std::optional<LastPass>& last,
-                         const std::vector<nlohmann::json>& departed);
+                         const std::vector<nlohmann::json>& departed,
+                         std::optional<TimePoint>& expect_until);
     Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
                                    JobSnapshot snap, const gates::GateMemory& memory,
                                    const std::vector<nlohmann::json>& departed);
-    // `memory`: what the gate knows; `saved`: what the Job's annotations hold of it.
+    // `memory`: what the gate knows; `saved`: what the Job's annotations hold of it;
+    // `pods_gone`: a pod the last pass counted is no longer there.
     Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                    gates::GateMemory& memory, gates::GateMemory& saved, ChangeWatch* watch);
+                    gates::GateMemory& memory, gates::GateMemory& saved, ChangeWatch* watch,
+                    bool pods_gone);
     void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
                        StepReport& step);
     GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,

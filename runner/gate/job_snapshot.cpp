@@ -1,6 +1,7 @@
 #include "runner/gate/job_snapshot.h"
 
 #include <cstdint>
+#include <map>
 
 namespace envgate {
 namespace {
@@ -50,6 +51,40 @@ bool written_by(const json& job, std::uint64_t revision) {
     return written && *written <= revision;
 }
 
+// The pods' uids with their resourceVersions.
+std::map<std::string, std::string> versions_of(const std::vector<json>& pods) {
+    std::map<std::string, std::string> out;
+    for (const auto& pod : pods) {
+        const json meta = pod.value("metadata", json::object());
+        out[meta.value("uid", "")] = meta.value("resourceVersion", "");
+    }
+    return out;
+}
+
+Result<JobSnapshot> read_pods_beside_job(kube::KubeApi& api, const JobIdentity& id,
+                                         const std::string& label_selector, const json& cached,
+                                         const CacheView& jobs, const CacheView& pods) {
+    TRY_ASSIGN(auto list, api.list(kube::pods(id.namespace_), {label_selector, ""}));
+    auto listed = kube::resource_version_number(list.resource_version);
+    if (listed && *listed >= jobs.progress &&
+        versions_of(list.items) == versions_of(pods.objects)) {
+        return JobSnapshot{cached, std::move(list.items), true, 1, jobs.progress};
+    }
+    TRY_ASSIGN(std::optional<json> after, read_job(api, id));
+    if (!after) {
+        return JobSnapshot{std::nullopt, {}, true, 1, 0};
+    }
+    // The cached Job held at the Job's revision, before the list: alike after it, the
+    // pods were listed while it was so (read_job_snapshot's rule).
+    if (unchanged_since_list(*after, list.resource_version) || counts_alike(cached, *after)) {
+        return JobSnapshot{std::move(after), std::move(list.items), true, 1, listed.value_or(0)};
+    }
+    TRY_ASSIGN(JobSnapshot more, read_job_snapshot(api, id, label_selector,
+                                                   k_max_snapshot_rounds - 1, std::move(after)));
+    more.rounds += 1;
+    return more;
+}
+
 }  // namespace
 
 bool counts_alike(const json& before, const json& after) {
@@ -73,6 +108,7 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
         snap.job = std::move(after);
         snap.pods = std::move(list.items);
         snap.consistent = same;
+        snap.revision = kube::resource_version_number(list.resource_version).value_or(0);
         if (same) {
             return snap;
         }
@@ -84,16 +120,19 @@ Result<JobSnapshot> read_job_beside_pods(kube::KubeApi& api, const JobIdentity& 
                                          const std::string& label_selector, const CacheView& jobs,
                                          const CacheView& pods) {
     std::optional<json> cached = as_cached(id, jobs, pods).job;
+    if (cached && jobs.settled && pods.usable && pods.settled && jobs.progress > pods.progress) {
+        return read_pods_beside_job(api, id, label_selector, *cached, jobs, pods);
+    }
     if (!pods.usable || !pods.settled || !cached || !written_by(*cached, pods.progress)) {
         // The cached Job is newer than the pods (or there is none): a GET would be too.
         return read_job_snapshot(api, id, label_selector);
     }
     TRY_ASSIGN(std::optional<json> now, read_job(api, id));
     if (!now) {
-        return JobSnapshot{std::nullopt, {}, true, 0};
+        return JobSnapshot{std::nullopt, {}, true, 0, 0};
     }
     if (written_by(*now, pods.progress)) {
-        return JobSnapshot{std::move(now), pods.objects, true, 0};
+        return JobSnapshot{std::move(now), pods.objects, true, 0, pods.progress};
     }
     return read_job_snapshot(api, id, label_selector, k_max_snapshot_rounds, std::move(now));
 }

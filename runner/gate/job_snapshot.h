@@ -4,6 +4,7 @@
 // a pod that is, by the time the pods are listed, counted in neither place.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ struct JobSnapshot {
     // the Job may then disagree, and the pair must not be evaluated.
     bool consistent = true;
     int rounds = 0;
+    // The revision the pair shows the store at, when consistent (0: not known).
+    std::uint64_t revision = 0;
 };
 
 // Lists the pods `label_selector` selects, then reads the Job `id`, until the pair is
@@ -50,8 +53,12 @@ Result<JobSnapshot> read_job_snapshot(kube::KubeApi& api, const JobIdentity& id,
 // order), and the Job was last written at or before that revision, so it was the same
 // then. One GET instead of a list and a GET, when a pod's change is the newest thing
 // the caches saw (the Job controller writes the Job about 1 s after a pod's failure).
-// Otherwise, or when the Job cached in `jobs` is already newer than the pods (a GET
-// would be too), read_job_snapshot, with the GET standing for its first read.
+// When instead the Job's change is the newest (the cached Job is newer than the pods,
+// both caches settled): one list of the pods; if it holds the cached pods exactly (the
+// same uids at the same resourceVersions) and was served at or after the Job's
+// revision, no pod changed from the pods' revision to the list's, so the cached Job and
+// the pods are the store as of the Job's revision. Otherwise read_job_snapshot, with
+// the read already made standing for its first.
 Result<JobSnapshot> read_job_beside_pods(kube::KubeApi& api, const JobIdentity& id,
                                          const std::string& label_selector, const CacheView& jobs,
                                          const CacheView& pods);

@@ -34,7 +34,7 @@ code, a missing attempt), never because the machine is slow.
 Usage: gate_requests.py --envgate PATH --controlplane PATH [--gates 4]
          [--quiet-minutes 12] [--run-seconds 4] [--backoff-limit 5] [--poll-interval 5s]
          [--restart-policy Never|OnFailure]
-         [--scenario quiet|crash|both] [--keep]
+         [--scenario quiet|crash|both] [--keep] [--logs DIR]
 """
 import argparse
 import base64
@@ -322,6 +322,9 @@ def crash(args, cp, proxies, work):
     bad = []
     for g in gates:
         rc = g.wait(600)
+        if args.logs:
+            with open(os.path.join(args.logs, f"{g.mode}-{g.name}.log"), "w") as f:
+                f.write("\n".join(g.lines) + "\n")
         retries = sum(1 for line in g.lines if line.startswith("pre-migrations: retrying"))
         # Never: backoffLimit + 1 failed pods. OnFailure: the Job fails when the restarts
         # reach backoffLimit, so that many failed runs (the controller then stops the pod).
@@ -373,6 +376,7 @@ def main():
     ap.add_argument("--poll-interval", default="5s")
     ap.add_argument("--scenario", choices=["quiet", "crash", "both"], default="both")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--logs", metavar="DIR", help="write each crash gate's output to DIR")
     args = ap.parse_args()
     args.envgate = os.path.abspath(args.envgate)
     work = tempfile.mkdtemp(prefix="gate-requests-")

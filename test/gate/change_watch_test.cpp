@@ -135,4 +135,67 @@ BOOST_AUTO_TEST_CASE(the_cache_tracks_the_range_and_ignores_the_callers_own_writ
     }
 }
 
+// Given a Job and its pod watched, each collection's watch ahead of the other in turn,
+// then views_at_common shows both as of the lower progress, the other's newer change
+// undone (a pod's failure, then the Job's write that answers it), refuses a revision
+// below `not_before`, and can take nothing back once the caller asks for too old a one.
+BOOST_AUTO_TEST_CASE(the_collections_are_shown_together_as_of_the_revision_both_reached) {
+    test::FakeKubeApi fake;
+    std::atomic<bool> server_ends{false};
+    fake.set_watch_idle_hook([&] {
+        std::this_thread::sleep_for(1ms);
+        return !server_ends.load();
+    });
+    const auto job_ref = kube::jobs("gitlab", "mig");
+    const auto pod_ref = kube::pods("gitlab", "mig-a");
+    fake.seed(job_ref, {{"apiVersion", "batch/v1"},
+                        {"kind", "Job"},
+                        {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
+                        {"status", {{"active", 1}}}});
+    fake.seed(pod_ref, {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", {{"name", "mig-a"}, {"namespace", "gitlab"}}},
+                        {"status", {{"phase", "Running"}}}});
+    RealClock clock;
+    {
+        ChangeWatch watch(
+            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
+                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
+            },
+            clock, {});
+        BOOST_REQUIRE(
+            watch.start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h).is_ok());
+        BOOST_REQUIRE(watch.start(kube::pods("gitlab"), {"", ""}, clock.now() + 1h).is_ok());
+        BOOST_REQUIRE(watch.wait_listed(clock.now() + 30s, [] { return 0; }));
+        const std::uint64_t listed = std::min(watch.view(0).progress, watch.view(1).progress);
+
+        // The pod failed: its watch is ahead, so the pod is shown as it was before.
+        json failed = *fake.patch(pod_ref, {{"status", {{"phase", "Failed"}}}});
+        BOOST_REQUIRE(eventually([&] { return watch.view(1).progress >= rv(failed); }));
+        auto at = watch.views_at_common(0);
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == at[1].progress);
+        BOOST_TEST(at[1].progress < rv(failed));
+        BOOST_TEST(at[1].objects.at(0)["status"]["phase"] == "Running");
+        BOOST_TEST(watch.view(1).objects.at(0)["status"]["phase"] == "Failed");
+        BOOST_TEST(at[0].settled);
+        BOOST_TEST(at[1].settled);
+
+        // The controller answers it with a Job write: the pair at the pod's revision.
+        json counted = *fake.patch(job_ref, {{"status", {{"failed", 1}}}});
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(counted); }));
+        at = watch.views_at_common(rv(failed));
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(failed));
+        BOOST_TEST(at[1].objects.at(0)["status"]["phase"] == "Failed");
+        BOOST_TEST(!at[0].objects.at(0)["status"].contains("failed"));  // undone
+        BOOST_TEST(at[0].valid_from <= rv(failed));
+
+        // Not from before a revision the caller has already acted on.
+        BOOST_TEST(watch.views_at_common(rv(failed) + 1).empty());
+        BOOST_TEST(listed < rv(failed));
+        server_ends = true;
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -146,4 +146,61 @@ BOOST_AUTO_TEST_CASE(a_memory_that_only_says_what_the_job_shows_is_not_written) 
     BOOST_TEST(!only_what_the_job_shows(done, gates::GateMemory{}));
 }
 
+// Given the Job cached up to a revision, then a write by the Job controller is expected
+// for a pod that ended (Succeeded or Failed) after that revision, or whose readiness
+// the Job's status.ready no longer counts; not for one that ended before it (the
+// controller's answer is in the cache), a running one whose readiness is counted, or
+// a Job another controller manages.
+BOOST_AUTO_TEST_CASE(a_job_write_is_expected_for_a_pod_that_ended_after_the_cached_job) {
+    auto pod_at = [](const std::string& phase, int version) {
+        return nlohmann::json{{"metadata", {{"resourceVersion", std::to_string(version)}}},
+                              {"status", {{"phase", phase}}}};
+    };
+    nlohmann::json job = {{"spec", {{"backoffLimit", 4}}}};
+    BOOST_TEST(job_write_expected(job, {pod_at("Running", 12), pod_at("Failed", 11)}, 10));
+    BOOST_TEST(job_write_expected(job, {pod_at("Succeeded", 11)}, 10));
+    BOOST_TEST(!job_write_expected(job, {pod_at("Failed", 9)}, 10));
+    BOOST_TEST(!job_write_expected(job, {pod_at("Running", 12), pod_at("Pending", 13)}, 10));
+    BOOST_TEST(!job_write_expected(job, {}, 10));
+    nlohmann::json other = job;
+    other["spec"]["managedBy"] = "example.com/queue";
+    BOOST_TEST(!job_write_expected(other, {pod_at("Failed", 11)}, 10));
+    other["spec"]["managedBy"] = "kubernetes.io/job-controller";
+    BOOST_TEST(job_write_expected(other, {pod_at("Failed", 11)}, 10));
+
+    // A crashed OnFailure container makes its pod not ready: the controller rewrites
+    // status.ready. Once it has, or for a change older than the cached Job, nothing.
+    auto ready_pod = [&](bool ready, int version) {
+        auto p = pod_at("Running", version);
+        p["status"]["conditions"] = {{{"type", "Ready"}, {"status", ready ? "True" : "False"}}};
+        return p;
+    };
+    nlohmann::json counting = job;
+    counting["status"]["ready"] = 1;
+    BOOST_TEST(job_write_expected(counting, {ready_pod(false, 11)}, 10));
+    BOOST_TEST(!job_write_expected(counting, {ready_pod(true, 11)}, 10));
+    BOOST_TEST(!job_write_expected(counting, {ready_pod(false, 9)}, 10));
+    counting["status"]["ready"] = 0;
+    BOOST_TEST(!job_write_expected(counting, {ready_pod(false, 11)}, 10));
+    BOOST_TEST(job_write_expected(counting, {ready_pod(true, 11)}, 10));
+}
+
+// Given a Job of the Job controller's, then its memory may wait on the pods only for
+// restartPolicy Never and while the gate has not ended; OnFailure restarts, and a Job
+// another controller manages, are written as they come.
+BOOST_AUTO_TEST_CASE(only_a_running_never_job_s_pods_keep_the_memory) {
+    gates::Job never;
+    never.restart_policy = "Never";
+    for (auto state : {gates::State::running, gates::State::retrying, gates::State::failing,
+                       gates::State::suspended}) {
+        BOOST_TEST(memory_kept_by_pods(never, state));
+    }
+    BOOST_TEST(!memory_kept_by_pods(never, gates::State::failed));
+    BOOST_TEST(!memory_kept_by_pods(never, gates::State::succeeded));
+    BOOST_TEST(!memory_kept_by_pods(on_failure_job(4), gates::State::retrying));
+    gates::Job elsewhere = never;
+    elsewhere.managed_by = "example.com/queue";
+    BOOST_TEST(!memory_kept_by_pods(elsewhere, gates::State::retrying));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

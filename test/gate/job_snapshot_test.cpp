@@ -149,24 +149,37 @@ BOOST_AUTO_TEST_CASE(a_job_written_after_the_cached_pods_is_listed_again) {
 }
 
 // Given the cached Job is newer than the cached pods (the controller wrote it since),
-// or the pods cache is not settled (a re-list half taken), then no GET is wasted on
-// them: the snapshot lists first.
-BOOST_AUTO_TEST_CASE(a_job_newer_than_the_cached_pods_or_an_unsettled_cache_lists_first) {
-    for (bool settled : {true, false}) {
-        BOOST_TEST_CONTEXT("pods cache settled: " << settled) {
+// then one list settles it when it holds the cached pods as they were: no pod changed
+// from the pods' revision to the list's, so the cached Job and the pods are the store
+// as of the Job's revision. A pod changed since, or a pods cache not settled (a re-list
+// half taken), takes a GET after the list.
+BOOST_AUTO_TEST_CASE(a_job_newer_than_the_cached_pods_takes_one_list_of_pods_alike) {
+    for (const char* pods_are : {"alike", "changed", "unsettled"}) {
+        BOOST_TEST_CONTEXT("pods " << pods_are) {
             Seeded s;
             CacheView pods = cached(s.api, kube::pods("gitlab"));
-            pods.settled = settled;
-            if (settled) {
+            const std::string mode = pods_are;
+            pods.settled = mode != "unsettled";
+            if (mode != "unsettled") {
                 s.api.mutate(kube::jobs("gitlab", "mig"),
-                             [](json& j) { j["status"]["failed"] = 1; });
+                             [](json& j) { j["status"]["active"] = 0; });
             }
             CacheView jobs = cached(s.api, kube::jobs("gitlab"));
+            if (mode == "changed") {
+                s.api.mutate(kube::pods("gitlab", "mig-a"),
+                             [](json& p) { p["metadata"]["finalizers"] = json::array(); });
+            }
             auto snap = read_job_beside_pods(s.api, s.id, "", jobs, pods);
             BOOST_REQUIRE(snap.is_ok());
             BOOST_TEST(snap->consistent);
-            BOOST_TEST(s.api.calls_made == (std::vector<std::string>{"list pods", "get jobs/mig"}),
-                       boost::test_tools::per_element());
+            const std::vector<std::string> calls =
+                mode == "alike" ? std::vector<std::string>{"list pods"}
+                                : std::vector<std::string>{"list pods", "get jobs/mig"};
+            BOOST_TEST(s.api.calls_made == calls, boost::test_tools::per_element());
+            if (mode == "alike") {
+                BOOST_TEST(snap->revision == jobs.progress);
+                BOOST_TEST(*snap->job == jobs.objects.at(0));
+            }
         }
     }
 }

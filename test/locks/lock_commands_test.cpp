@@ -260,6 +260,36 @@ BOOST_AUTO_TEST_CASE(status_reads_a_gate_s_result_from_the_job_s_conditions) {
     BOOST_TEST(result["batched-migrations-check"] == "running");  // failing: not ended yet
 }
 
+BOOST_AUTO_TEST_CASE(status_reads_a_running_gate_s_retries_from_the_job_when_not_yet_written) {
+    // Given: a restartPolicy Never Job crash-looping, three pods failed, whose memory
+    // the gate has not written yet (its pods show it), and one whose memory says more.
+    auto job = [](const std::string& gate, int failed, std::optional<int> attempts) {
+        nlohmann::json j{
+            {"metadata",
+             {{"name", gate + "-job"},
+              {"creationTimestamp", "2026-05-01T10:00:00Z"},
+              {"labels", {{"envgate.dev/gate", gate}, {"envgate.dev/environment", "gprd"}}}}},
+            {"status", {{"failed", failed}, {"active", 1}}}};
+        if (attempts) {
+            gates::GateMemory m;
+            m.observed_failures = *attempts;
+            m.attempts = *attempts;
+            for (const auto& [k, v] : gates::memory_annotations(m)) {
+                j["metadata"]["annotations"][k] = v;
+            }
+        }
+        return j;
+    };
+    auto runs = last_gate_runs(
+        "gprd", {job("pre-migrations", 3, std::nullopt), job("post-migrations", 1, 4)},
+        k_t0 + std::chrono::minutes(30));
+    BOOST_REQUIRE(runs.size() == 2u);
+    for (const auto& r : runs) {
+        BOOST_TEST(r.result == "running");
+        BOOST_TEST(r.retries == (r.gate == "pre-migrations" ? 3 : 4));
+    }
+}
+
 BOOST_AUTO_TEST_CASE(only_listed_logins_may_unlock_from_ci) {
     std::vector<std::string> unlockers{"alice", "@sre-oncall"};
     BOOST_TEST(may_unlock("alice", unlockers));
