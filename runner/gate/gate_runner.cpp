@@ -110,7 +110,9 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                                                      memory, departed));
             joint.revision = at[0].progress;
             joint.behind = std::max(jobs.progress, pods.progress) > joint.revision;
-            if (!cached_pass_stands(joint.verdict, joint.job.has_value(), memory, last)) {
+            // Not behind, it is the newest the caches hold too: no second evaluation.
+            if (!joint.behind ||
+                !cached_pass_stands(joint.verdict, joint.job.has_value(), memory, last)) {
                 return joint;
             }
         }
