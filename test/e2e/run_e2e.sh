@@ -364,8 +364,11 @@ scenario_infra_after_job() {
     write_config 'echo deploying $ENVGATE_ENV'
     run_bg "$T/run.log" --report-dir "$T/rep"
     wait_for 30 "the pre-migrations Job" grep -q "created Job" "$T/run.log"
-    ctl fail --code 403 --verb get --resource jobs --count -1
-    touch "$T/go" # the pod changes: the gate's next pass reads the Job, refused
+    # Every request for Jobs refused, then the watches end: the gate cannot act on its
+    # caches alone (they may no longer be the store), so it asks again, refused.
+    ctl fail --code 403 --resource jobs --count -1
+    ctl close-watches
+    touch "$T/go"
     wait_exit "$RUN_PID" 90
     expect_rc 4 "the API refused the Job's read"
     ctl clear-faults
