@@ -323,6 +323,7 @@ def crash(args, cp, proxies, work):
     for g in gates:
         rc = g.wait(600)
         if args.logs:
+            os.makedirs(args.logs, exist_ok=True)
             with open(os.path.join(args.logs, f"{g.mode}-{g.name}.log"), "w") as f:
                 f.write("\n".join(g.lines) + "\n")
         retries = sum(1 for line in g.lines if line.startswith("pre-migrations: retrying"))
