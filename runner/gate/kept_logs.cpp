@@ -147,6 +147,12 @@ void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
     if (!step.failed_runs.empty() && step.failed_runs.back().same_run(run)) {
         return;  // the Job now counts the failed run's pod as failed too: not a new run
     }
+    if (run.container_run < 0 && before.last_failure == verdict.last_failure) {
+        // Counted once more, but the newest failure is still the one kept last, and its
+        // pod is gone (the controller deleted it, killing a run when it failed the Job):
+        // nothing new to keep, and its log cannot be read.
+        return;
+    }
     read_failed_run_log(api, job, *verdict.last_failure, which, run);
     run.run = static_cast<int>(step.failed_runs.size()) + 1;
     std::string where = fmt::format("pod {}{}", run.pod,

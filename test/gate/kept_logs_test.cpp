@@ -215,4 +215,44 @@ BOOST_AUTO_TEST_CASE(same_failure_counted_twice_is_one_run) {
                step.failed_runs[1].log_note);
 }
 
+// Given the count rising once more after the failed run was kept, the newest failure
+// still that run and its pod gone (the controller deleted it when it failed the Job,
+// killing the run it had started), then nothing is kept and no log is asked for; a
+// newer failure of a pod that is gone is kept, saying its log is gone.
+BOOST_AUTO_TEST_CASE(same_failure_after_its_pod_is_gone_is_not_a_new_run) {
+    test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
+    test::FakeKubeApi api;
+    std::ostringstream out;
+    JobLog log(out, clock, {});
+    gates::Pod pod = failed_pod(true);
+    gates::Verdict v;
+    v.last_failure = failure_of(pod);
+    v.memory.observed_failures = 1;
+    v.memory.last_failure = v.last_failure;
+    StepReport step;
+    step.name = "pre-migrations";
+    keep_new_failure(api, log, k_job, {pod}, v, gates::GateMemory{}, step);
+    BOOST_REQUIRE(step.failed_runs.size() == 1U);
+    gates::GateMemory before = v.memory;
+    v.memory.observed_failures = 2;  // the pod, deleted, counted once more
+    keep_new_failure(api, log, k_job, {}, v, before, step);
+    BOOST_TEST(step.failed_runs.size() == 1U);
+    auto log_reads = [&] {
+        return std::count_if(api.calls_made.begin(), api.calls_made.end(),
+                             [](const std::string& c) { return c.rfind("logs ", 0) == 0; });
+    };
+    BOOST_TEST(log_reads() == 1);
+    before = v.memory;
+    gates::Failure newer = *v.last_failure;
+    newer.exit_code = 9;
+    v.last_failure = newer;
+    v.memory.last_failure = newer;
+    v.memory.observed_failures = 3;
+    keep_new_failure(api, log, k_job, {}, v, before, step);
+    BOOST_REQUIRE(step.failed_runs.size() == 2U);
+    BOOST_TEST(step.failed_runs[1].log_note.find("the pod was deleted") != std::string::npos,
+               step.failed_runs[1].log_note);
+    BOOST_TEST(log_reads() == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
