@@ -129,4 +129,22 @@ bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Po
     return limit <= 0 ? restarts > 0 : restarts >= limit;
 }
 
+namespace {
+
+// A verdict's message without the command it ends with, if it does.
+std::string_view words_of(const VerdictChange& change) {
+    std::string_view message = change.message;
+    if (change.command && message.ends_with(*change.command)) {
+        message.remove_suffix(change.command->size());
+    }
+    return message;
+}
+
+}  // namespace
+
+bool says_the_same(const VerdictChange& last, const VerdictChange& next) {
+    return last.state == next.state && last.reason == next.reason &&
+           words_of(last) == words_of(next);
+}
+
 }  // namespace envgate

@@ -12,6 +12,7 @@
 #include "gates/snapshot.h"
 #include "gates/time.h"
 #include "gates/verdict.h"
+#include "runner/report/run_report.h"
 
 namespace envgate {
 
@@ -99,5 +100,11 @@ bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemo
 // longer count (Kubernetes v1.37), so it starts a replacement pod and the migration
 // runs again past its limit. The gate saves its memory on a later pass instead.
 bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods);
+
+// Whether the verdict `next` says what `last` said: the same state, reason and words,
+// the command each ends with aside (the pass after a pod's deletion still shows that
+// pod and suggests its log, the next one no longer does and suggests describe). A
+// verdict that says the same gets no new line in the job log.
+bool says_the_same(const VerdictChange& last, const VerdictChange& next);
 
 }  // namespace envgate

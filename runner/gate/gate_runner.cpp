@@ -236,9 +236,7 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
         m_clock.now(), gates::state_name(v.state), v.progressing.reason, v.progressing.message,
         v.command,     v.counts.attempt,           v.counts.limit};
     if (!step.history.empty()) {
-        const VerdictChange& last = step.history.back();
-        if (last.state == change.state && last.reason == change.reason &&
-            last.message == change.message) {
+        if (says_the_same(step.history.back(), change)) {
             return;
         }
     }

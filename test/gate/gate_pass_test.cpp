@@ -199,4 +199,29 @@ BOOST_AUTO_TEST_CASE(only_a_running_never_job_s_pods_keep_the_memory) {
     BOOST_TEST(!memory_kept_by_pods(elsewhere, gates::State::retrying));
 }
 
+// Given two verdicts in a row, then the second says the same as the first only with the
+// same state, reason and words; the command each ends with may differ.
+BOOST_AUTO_TEST_CASE(a_verdict_differing_only_by_its_command_says_the_same) {
+    const std::string words =
+        "Job gitlab/m is failing: BackoffLimitExceeded: Job has reached the specified "
+        "backoff limit. Details: ";
+    const std::string logs = "kubectl -n gitlab logs job/m -c migrations --previous";
+    const std::string describe = "kubectl -n gitlab describe job/m";
+    VerdictChange last{{}, "failing", "RunningPreMigrations", words + describe, describe, 5, 5};
+    VerdictChange next = last;
+    next.message = words + logs;
+    next.command = logs;
+    BOOST_TEST(says_the_same(last, next));
+    next.message = "Job gitlab/m is failing: DeadlineExceeded. Details: " + logs;
+    BOOST_TEST(!says_the_same(last, next));
+    next = last;
+    next.state = "failed";
+    BOOST_TEST(!says_the_same(last, next));
+    next = last;
+    next.command.reset();  // no command: the whole message counts
+    BOOST_TEST(!says_the_same(last, next));
+    last.command.reset();
+    BOOST_TEST(says_the_same(last, next));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
