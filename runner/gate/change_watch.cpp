@@ -164,6 +164,14 @@ CacheView ChangeWatch::view_locked(std::size_t index, std::optional<std::uint64_
 }
 
 std::vector<CacheView> ChangeWatch::views_at_common(std::uint64_t not_before) {
+    return views_at(not_before, false);
+}
+
+std::vector<CacheView> ChangeWatch::views_at_next(std::uint64_t after) {
+    return views_at(after, true);
+}
+
+std::vector<CacheView> ChangeWatch::views_at(std::uint64_t from, bool next) {
     std::lock_guard lock(m_mutex);
     std::optional<std::uint64_t> common;
     for (const auto& w : m_workers) {
@@ -173,8 +181,21 @@ std::vector<CacheView> ChangeWatch::views_at_common(std::uint64_t not_before) {
         }
         common = std::min(common.value_or(cache.progress), cache.progress);
     }
-    if (!common || *common < not_before) {
+    if (!common || *common < from) {
         return {};
+    }
+    if (next) {
+        // The oldest change any cache took after `from`, if one is at most the common
+        // revision: every collection is known as of it (the next change of each is
+        // later, or it is that change).
+        for (const auto& w : m_workers) {
+            for (const Change& change : w->cache.history) {
+                if (change.version > from) {
+                    common = std::min(*common, change.version);
+                    break;
+                }
+            }
+        }
     }
     std::vector<CacheView> out;
     for (std::size_t i = 0; i < m_workers.size(); ++i) {

@@ -76,6 +76,11 @@ class ChangeWatch {
     // `not_before`, or a collection cannot be taken back that far (its last list, or its
     // oldest kept change, is newer).
     std::vector<CacheView> views_at_common(std::uint64_t not_before);
+    // As views_at_common, but as of the oldest change a collection took after `after`
+    // when that is older than the common revision: so that the caller sees each change
+    // in turn, with the others as they were then (two restarts of a container before
+    // the Job's next write are two changes, not one).
+    std::vector<CacheView> views_at_next(std::uint64_t after);
 
     // The caller's own write produced `resource_version`: its event updates the cache
     // but does not end a wait (the caller knows what it wrote), even when it was
@@ -126,6 +131,8 @@ class ChangeWatch {
     };
     // The changes a cache keeps to be taken back; older ones raise its floor.
     static constexpr std::size_t k_kept_changes = 256;
+    // views_at_common (next false) and views_at_next (true).
+    std::vector<CacheView> views_at(std::uint64_t from, bool next);
     // Under m_mutex: collection `index` as of `revision` (at most its progress).
     CacheView view_locked(std::size_t index, std::optional<std::uint64_t> revision);
     struct Worker {

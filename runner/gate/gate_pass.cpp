@@ -89,6 +89,9 @@ bool job_write_expected(const json& job, const std::vector<json>& pods,
         managed->get<std::string>() != "kubernetes.io/job-controller") {
         return false;
     }
+    bool changed = false;  // a pod changed after the Job's revision
+    bool ended = false;    // ... and it ended
+    long long ready = 0;   // the pods status.ready counts: active, Ready=True
     for (const json& pod : pods) {
         const json status = pod.value("status", json::object());
         const json meta = pod.value("metadata", json::object());
@@ -97,11 +100,26 @@ bool job_write_expected(const json& job, const std::vector<json>& pods,
         }
         const std::string phase = status.value("phase", "");
         auto version = kube::resource_version_number(meta.value("resourceVersion", ""));
-        if (version && *version > job_progress && (phase == "Failed" || phase == "Succeeded")) {
-            return true;  // a pod ended after the Job's revision
+        const bool newer = version && *version > job_progress;
+        changed = changed || newer;
+        const bool terminal = phase == "Failed" || phase == "Succeeded";
+        ended = ended || (newer && terminal);
+        if (terminal || meta.contains("deletionTimestamp")) {
+            continue;
+        }
+        for (const auto& c : status.value("conditions", json::array())) {
+            if (c.is_object() && c.value("type", "") == "Ready" &&
+                c.value("status", "") == "True") {
+                ++ready;
+            }
         }
     }
-    return false;
+    const json job_status = job.value("status", json::object());
+    const json* counted =
+        job_status.is_object() && job_status.contains("ready") ? &job_status["ready"] : nullptr;
+    const bool ready_differs =
+        counted != nullptr && counted->is_number_integer() && counted->get<long long>() != ready;
+    return ended || (changed && ready_differs);
 }
 
 bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods) {

@@ -70,15 +70,14 @@ struct LastPass {
 inline constexpr Duration k_expected_write_bound = std::chrono::milliseconds(1500);
 
 // Whether the Job controller is about to write the Job `job` (as cached, up to the
-// revision `job_progress`) for a pod of `pods` (as cached) that ended (Succeeded or
-// Failed) after that revision: the controller records it in
+// revision `job_progress`) for a change of `pods` (as cached) after that revision: a
+// pod ended (Succeeded or Failed; the controller records it in
 // status.uncountedTerminatedPods before it removes the pod's tracking finalizer, then
-// counts it. The Job's watch delivers that write, which makes the two caches a pair at
-// the pod's revision without a read. Not for a container that crashed and restarts
-// (OnFailure): the kubelet may restart it again before the controller's batched write,
-// and a pair taken after both would show the two runs as one change, the first run's
-// retry unreported. Only for a Job of the Job controller's (spec.managedBy unset or
-// kubernetes.io/job-controller).
+// counts it), or the pods ready now (active, condition Ready True) are not those the
+// Job's status.ready counts (an OnFailure container that crashed or restarted). The
+// Job's watch delivers that write, which makes the two caches a pair at the pods'
+// revision without a read. Only for a Job of the Job controller's (spec.managedBy unset
+// or kubernetes.io/job-controller).
 bool job_write_expected(const nlohmann::json& job, const std::vector<nlohmann::json>& pods,
                         std::uint64_t job_progress);
 

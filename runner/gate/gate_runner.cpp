@@ -95,17 +95,24 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
     }
     // A pass from the caches stands when it changes nothing the gate keeps or acts on;
     // one that would act needs the Job and the pods as the store held them at one
-    // revision: both caches taken back to the newest revision both watches reached, if
-    // that pair would act itself; else a read at once (a GET beside the cached pods, a
-    // list beside the cached Job, else list and GET), or, while the Job controller
-    // still owes the Job a write for a pod that ended, its event, which brings that pair.
+    // revision: both caches taken back to each change in turn, up to the newest
+    // revision both watches reached, if such a pair would act itself; else a read at
+    // once (a GET beside the cached pods, a list beside the cached Job, else list and
+    // GET), or, while the Job controller still owes the Job a write for a pod change
+    // (job_write_expected), its event, which brings that pair.
     // So every count, event and memory write comes from a pair proved to be the API's
     // store at one revision.
     const CacheView jobs = watch->view(0);
     const CacheView pods = watch->view(1);
     if (jobs.usable && pods.usable) {
-        std::vector<CacheView> at = watch->views_at_common(last ? last->revision : 0);
-        if (at.size() == 2) {
+        // Each change in turn, up to the newest revision both watches reached: the first
+        // pair that would act does (two restarts before the Job's next write are two
+        // retries); one that would not is passed over.
+        for (std::uint64_t from = last ? last->revision : 0;;) {
+            std::vector<CacheView> at = watch->views_at_next(from);
+            if (at.size() != 2) {
+                break;
+            }
             TRY_ASSIGN(Pass joint, evaluate_snapshot(settings, id, as_cached(id, at[0], at[1]),
                                                      memory, departed));
             joint.revision = at[0].progress;
@@ -115,6 +122,10 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                 !cached_pass_stands(joint.verdict, joint.job.has_value(), memory, last)) {
                 return joint;
             }
+            if (joint.revision <= from) {
+                break;
+            }
+            from = joint.revision;
         }
         TRY_ASSIGN(Pass cached,
                    evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));

@@ -194,6 +194,29 @@ BOOST_AUTO_TEST_CASE(the_collections_are_shown_together_as_of_the_revision_both_
         // Not from before a revision the caller has already acted on.
         BOOST_TEST(watch.views_at_common(rv(failed) + 1).empty());
         BOOST_TEST(listed < rv(failed));
+
+        // Two pod changes before the Job's next write: views_at_next shows each in turn,
+        // the Job as it was at each; views_at_common only the newer.
+        json restarted = *fake.patch(pod_ref, {{"status", {{"phase", "Running"}}}});
+        json again = *fake.patch(pod_ref, {{"status", {{"phase", "Pending"}}}});
+        json written = *fake.patch(job_ref, {{"status", {{"failed", 2}}}});
+        BOOST_REQUIRE(eventually([&] {
+            return watch.view(0).progress >= rv(written) && watch.view(1).progress >= rv(again);
+        }));
+        at = watch.views_at_next(rv(counted));
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(restarted));
+        BOOST_TEST(at[1].objects.at(0)["status"]["phase"] == "Running");
+        BOOST_TEST(at[0].objects.at(0)["status"]["failed"] == 1);
+        at = watch.views_at_next(rv(restarted));
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(again));
+        BOOST_TEST(at[1].objects.at(0)["status"]["phase"] == "Pending");
+        BOOST_TEST(at[0].objects.at(0)["status"]["failed"] == 1);
+        at = watch.views_at_next(rv(again));  // the Job's write: the newest both reached
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(again));
+        BOOST_TEST(watch.views_at_common(rv(counted)).at(0).progress == rv(again));
         server_ends = true;
     }
 }

@@ -147,9 +147,10 @@ BOOST_AUTO_TEST_CASE(a_memory_that_only_says_what_the_job_shows_is_not_written) 
 }
 
 // Given the Job cached up to a revision, then a write by the Job controller is expected
-// for a pod that ended (Succeeded or Failed) after that revision; not for one that
-// ended before it (the controller's answer is in the cache), a running one (its
-// readiness changed or not), or a Job another controller manages.
+// for a pod that ended (Succeeded or Failed) after that revision, or whose readiness
+// the Job's status.ready no longer counts; not for one that ended before it (the
+// controller's answer is in the cache), a running one whose readiness is counted, or
+// a Job another controller manages.
 BOOST_AUTO_TEST_CASE(a_job_write_is_expected_for_a_pod_that_ended_after_the_cached_job) {
     auto pod_at = [](const std::string& phase, int version) {
         return nlohmann::json{{"metadata", {{"resourceVersion", std::to_string(version)}}},
@@ -167,8 +168,8 @@ BOOST_AUTO_TEST_CASE(a_job_write_is_expected_for_a_pod_that_ended_after_the_cach
     other["spec"]["managedBy"] = "kubernetes.io/job-controller";
     BOOST_TEST(job_write_expected(other, {pod_at("Failed", 11)}, 10));
 
-    // A crashed OnFailure container makes its pod not ready, and status.ready is
-    // rewritten later; no wait for that write: the container may restart again first.
+    // A crashed OnFailure container makes its pod not ready: the controller rewrites
+    // status.ready. Once it has, or for a change older than the cached Job, nothing.
     auto ready_pod = [&](bool ready, int version) {
         auto p = pod_at("Running", version);
         p["status"]["conditions"] = {{{"type", "Ready"}, {"status", ready ? "True" : "False"}}};
@@ -176,9 +177,12 @@ BOOST_AUTO_TEST_CASE(a_job_write_is_expected_for_a_pod_that_ended_after_the_cach
     };
     nlohmann::json counting = job;
     counting["status"]["ready"] = 1;
-    BOOST_TEST(!job_write_expected(counting, {ready_pod(false, 11)}, 10));
-    counting["status"]["ready"] = 0;
+    BOOST_TEST(job_write_expected(counting, {ready_pod(false, 11)}, 10));
     BOOST_TEST(!job_write_expected(counting, {ready_pod(true, 11)}, 10));
+    BOOST_TEST(!job_write_expected(counting, {ready_pod(false, 9)}, 10));
+    counting["status"]["ready"] = 0;
+    BOOST_TEST(!job_write_expected(counting, {ready_pod(false, 11)}, 10));
+    BOOST_TEST(job_write_expected(counting, {ready_pod(true, 11)}, 10));
 }
 
 // Given a Job of the Job controller's, then its memory may wait on the pods only for
