@@ -207,6 +207,28 @@ std::vector<CacheView> ChangeWatch::views_at(std::uint64_t from, bool next) {
     return out;
 }
 
+bool ChangeWatch::confirm(std::size_t index, const std::vector<nlohmann::json>& objects,
+                          std::uint64_t revision) {
+    std::lock_guard lock(m_mutex);
+    if (index >= m_workers.size()) {
+        return false;
+    }
+    Cache& cache = m_workers[index]->cache;
+    if (!cache.listed || cache.ended || !cache.ordered || cache.taking || cache.unsettled ||
+        objects.size() != cache.objects.size()) {
+        return false;
+    }
+    for (const auto& object : objects) {
+        auto known = cache.objects.find(kube::object_key(object));
+        if (known == cache.objects.end() ||
+            kube::resource_version_of(known->second) != kube::resource_version_of(object)) {
+            return false;
+        }
+    }
+    cache.progress = std::max(cache.progress, revision);
+    return true;
+}
+
 void ChangeWatch::ignore_version(const std::string& resource_version) {
     std::lock_guard lock(m_mutex);
     if (m_woken_by.erase(resource_version) == 0) {

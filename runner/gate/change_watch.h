@@ -82,6 +82,16 @@ class ChangeWatch {
     // the Job's next write are two changes, not one).
     std::vector<CacheView> views_at_next(std::uint64_t after);
 
+    // A read of the API showed collection `index` as it is cached (`objects`: every
+    // object it holds, each at the cached resourceVersion) while the store was at
+    // `revision` or later: no change came between the watch's progress and `revision`,
+    // so the cache holds as of `revision`, as a bookmark there would say. With that
+    // progress, views_at_next shows the other collections' changes up to `revision` in
+    // turn beside it. False, and nothing recorded, when the cache holds anything else
+    // (an event came since the read) or is not settled.
+    bool confirm(std::size_t index, const std::vector<nlohmann::json>& objects,
+                 std::uint64_t revision);
+
     // The caller's own write produced `resource_version`: its event updates the cache
     // but does not end a wait (the caller knows what it wrote), even when it was
     // delivered before this call.

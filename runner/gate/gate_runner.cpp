@@ -105,27 +105,11 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
     const CacheView jobs = watch->view(0);
     const CacheView pods = watch->view(1);
     if (jobs.usable && pods.usable) {
-        // Each change in turn, up to the newest revision both watches reached: the first
-        // pair that would act does (two restarts before the Job's next write are two
-        // retries); one that would not is passed over.
-        for (std::uint64_t from = last ? last->revision : 0;;) {
-            std::vector<CacheView> at = watch->views_at_next(from);
-            if (at.size() != 2) {
-                break;
-            }
-            TRY_ASSIGN(Pass joint, evaluate_snapshot(settings, id, as_cached(id, at[0], at[1]),
-                                                     memory, departed));
-            joint.revision = at[0].progress;
-            joint.behind = std::max(jobs.progress, pods.progress) > joint.revision;
-            // Not behind, it is the newest the caches hold too: no second evaluation.
-            if (!joint.behind ||
-                !cached_pass_stands(joint.verdict, joint.job.has_value(), memory, last)) {
-                return joint;
-            }
-            if (joint.revision <= from) {
-                break;
-            }
-            from = joint.revision;
+        const std::uint64_t newest = std::max(jobs.progress, pods.progress);
+        TRY_ASSIGN(std::optional<Pass> next,
+                   each_change(settings, id, memory, *watch, last, departed, newest));
+        if (next) {
+            return std::move(next).value();
         }
         TRY_ASSIGN(Pass cached,
                    evaluate_snapshot(settings, id, as_cached(id, jobs, pods), memory, departed));
@@ -145,10 +129,48 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
             }
         }
         TRY_ASSIGN(JobSnapshot snap, read_job_beside_pods(m_api, id, pods_of, jobs, pods));
+        // The Job read is the one cached, at the pods' revision: it held still from the
+        // Job cache's progress up to there, so the pod changes in between are the Job
+        // and its pods at their own revisions: each in turn, as above, rather than only
+        // the newest (two restarts before the Job's next write are two retries).
+        if (snap.consistent && snap.job && cached.job && snap.revision > jobs.progress &&
+            watch->confirm(0, {*snap.job}, snap.revision)) {
+            TRY_ASSIGN(next, each_change(settings, id, memory, *watch, last, departed, newest));
+            if (next) {
+                return std::move(next).value();
+            }
+        }
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
     }
     TRY_ASSIGN(JobSnapshot snap, read_job_snapshot(m_api, id, pods_of));
     return evaluate_snapshot(settings, id, std::move(snap), memory, departed);
+}
+
+Result<std::optional<GateRunner::Pass>> GateRunner::each_change(
+    const GateRunSettings& settings, const JobIdentity& id, const gates::GateMemory& memory,
+    ChangeWatch& watch, const std::optional<LastPass>& last, const std::vector<json>& departed,
+    std::uint64_t newest) {
+    // Each change in turn, up to the newest revision both watches reached: the first
+    // pair that would act does; one that would not is passed over.
+    for (std::uint64_t from = last ? last->revision : 0;;) {
+        std::vector<CacheView> at = watch.views_at_next(from);
+        if (at.size() != 2) {
+            return std::optional<Pass>();
+        }
+        TRY_ASSIGN(Pass joint,
+                   evaluate_snapshot(settings, id, as_cached(id, at[0], at[1]), memory, departed));
+        joint.revision = at[0].progress;
+        joint.behind = newest > joint.revision;
+        // Not behind, it is the newest the caches hold too: no second evaluation.
+        if (!joint.behind ||
+            !cached_pass_stands(joint.verdict, joint.job.has_value(), memory, last)) {
+            return std::optional<Pass>(std::move(joint));
+        }
+        if (joint.revision <= from) {
+            return std::optional<Pass>();
+        }
+        from = joint.revision;
+    }
 }
 
 Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& settings,

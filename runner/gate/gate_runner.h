@@ -63,6 +63,14 @@ class GateRunner {
                          ChangeWatch* watch, const std::optional<LastPass>& last,
                          const std::vector<nlohmann::json>& departed,
                          std::optional<TimePoint>& expect_until);
+    // The pair the caches show as of each change after the last pass's revision, in
+    // turn (ChangeWatch::views_at_next): the first that would act, or the newest when it
+    // is that (`newest`: the caches' newest progress); nullopt when every one stands.
+    Result<std::optional<Pass>> each_change(const GateRunSettings& settings, const JobIdentity& id,
+                                            const gates::GateMemory& memory, ChangeWatch& watch,
+                                            const std::optional<LastPass>& last,
+                                            const std::vector<nlohmann::json>& departed,
+                                            std::uint64_t newest);
     Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
                                    JobSnapshot snap, const gates::GateMemory& memory,
                                    const std::vector<nlohmann::json>& departed);

@@ -221,4 +221,77 @@ BOOST_AUTO_TEST_CASE(the_collections_are_shown_together_as_of_the_revision_both_
     }
 }
 
+// Given a Job quiet while its pod changed twice (no Job write, no bookmark: the Job's
+// watch stays behind), when a read shows the Job as cached at the pods' revision, then
+// confirm() moves the Job cache's progress there, and views_at_next shows each pod change
+// in turn beside it; a read that shows another version of the Job confirms nothing.
+BOOST_AUTO_TEST_CASE(a_read_of_the_unchanged_job_lets_each_pod_change_be_shown_in_turn) {
+    test::FakeKubeApi fake;
+    std::atomic<bool> server_ends{false};
+    fake.set_watch_idle_hook([&] {
+        std::this_thread::sleep_for(1ms);
+        return !server_ends.load();
+    });
+    const auto job_ref = kube::jobs("gitlab", "mig");
+    const auto pod_ref = kube::pods("gitlab", "mig-a");
+    fake.seed(job_ref, {{"apiVersion", "batch/v1"},
+                        {"kind", "Job"},
+                        {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
+                        {"status", {{"active", 1}}}});
+    fake.seed(pod_ref, {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", {{"name", "mig-a"}, {"namespace", "gitlab"}}},
+                        {"status", {{"phase", "Running"}, {"restarts", 0}}}});
+    RealClock clock;
+    {
+        ChangeWatch watch(
+            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
+                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
+            },
+            clock, {});
+        BOOST_REQUIRE(
+            watch.start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h).is_ok());
+        BOOST_REQUIRE(watch.start(kube::pods("gitlab"), {"", ""}, clock.now() + 1h).is_ok());
+        BOOST_REQUIRE(watch.wait_listed(clock.now() + 30s, [] { return 0; }));
+        const std::uint64_t listed = std::max(watch.view(0).progress, watch.view(1).progress);
+
+        json once = *fake.patch(pod_ref, {{"status", {{"restarts", 1}}}});
+        json twice = *fake.patch(pod_ref, {{"status", {{"restarts", 2}}}});
+        BOOST_REQUIRE(eventually([&] { return watch.view(1).progress >= rv(twice); }));
+        // The Job's watch is behind both: nothing is known of the Job at either.
+        auto at = watch.views_at_next(listed);
+        BOOST_TEST((at.empty() || at[0].progress < rv(once)));
+
+        // A read of the Job at another version (it changed since) confirms nothing.
+        json job = *fake.get(job_ref);
+        json other = job;
+        other["metadata"]["resourceVersion"] = std::to_string(rv(twice) + 1);
+        BOOST_TEST(!watch.confirm(0, {other}, rv(twice)));
+        BOOST_TEST(!watch.confirm(0, {}, rv(twice)));
+        BOOST_TEST(watch.view(0).progress < rv(once));
+
+        // The Job as cached: it held still up to the pods' revision.
+        BOOST_TEST(watch.confirm(0, {job}, rv(twice)));
+        BOOST_TEST(watch.view(0).progress == rv(twice));
+        at = watch.views_at_next(listed);
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(once));
+        BOOST_TEST(at[1].objects.at(0)["status"]["restarts"] == 1);
+        BOOST_TEST(at[0].objects.at(0)["status"]["active"] == 1);
+        at = watch.views_at_next(rv(once));
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(twice));
+        BOOST_TEST(at[1].objects.at(0)["status"]["restarts"] == 2);
+
+        // Its next write still comes through the watch, after the confirmed revision.
+        json written = *fake.patch(job_ref, {{"status", {{"failed", 1}}}});
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(written); }));
+        at = watch.views_at_next(rv(twice));
+        BOOST_REQUIRE(at.size() == 2u);
+        BOOST_TEST(at[0].progress == rv(twice));  // the pods' newest: both reached it
+        BOOST_TEST(watch.view(0).objects.at(0)["status"]["failed"] == 1);
+        server_ends = true;
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,259 @@
+// Given a gate blocking on a Job of an in-memory API, with the Job controller and the
+// kubelet played by the test at chosen moments, then the gate reports each failed run
+// as the pods showed it, whatever the watches delivered together.
+#include <fmt/format.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "runner/exit_status.h"
+#include "runner/gate/gate_runner.h"
+#include "runner/real_clock.h"
+#include "test/fakes/fake_kube_api.h"
+
+using namespace envgate;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+const char* k_job = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrations
+spec:
+  backoffLimit: 6
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: migrations
+          image: registry.example.com/migrations:1.0
+          command: ["db-migrate"]
+)";
+
+std::uint64_t rv(const json& object) {
+    return std::stoull(object["metadata"].value("resourceVersion", "0"));
+}
+
+// The newest resourceVersion each watched collection has delivered to its caller.
+struct Delivered {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::map<std::string, std::uint64_t> newest;  // by resource (jobs, pods)
+
+    void saw(const std::string& resource, std::uint64_t version) {
+        std::lock_guard lock(mutex);
+        newest[resource] = std::max(newest[resource], version);
+        cv.notify_all();
+    }
+    bool wait_for(const std::string& resource, std::uint64_t version) {
+        std::unique_lock lock(mutex);
+        return cv.wait_for(lock, 30s, [&] { return newest[resource] >= version; });
+    }
+};
+
+// The fake as one watch connection sees it: what its watches delivered is told to
+// `delivered`; cancel_watches() ends every stream of the fake (`stopping`, which its
+// idle hook reads).
+class WatchConnection : public kube::KubeApi {
+  public:
+    WatchConnection(test::FakeKubeApi& fake, Delivered& delivered, std::atomic<bool>& stopping)
+        : m_fake(fake), m_delivered(delivered), m_stopping(stopping) {}
+    Result<json> get(const kube::ResourceRef& r) override { return m_fake.get(r); }
+    Result<kube::ObjectList> list(const kube::ResourceRef& c, const kube::ListOptions& o) override {
+        return m_fake.list(c, o);
+    }
+    Result<json> create(const kube::ResourceRef& r, const json& o) override {
+        return m_fake.create(r, o);
+    }
+    Result<json> update(const kube::ResourceRef& r, const json& o) override {
+        return m_fake.update(r, o);
+    }
+    Result<json> patch(const kube::ResourceRef& r, const json& p) override {
+        return m_fake.patch(r, p);
+    }
+    Status remove(const kube::ResourceRef& r, kube::Propagation p) override {
+        return m_fake.remove(r, p);
+    }
+    Status watch(const kube::ResourceRef& c, const kube::WatchOptions& o,
+                 const kube::WatchCallback& on_event) override {
+        if (m_stopping) {
+            return {Code::cancelled, "watch: cancelled"};
+        }
+        return m_fake.watch(c, o, [&](const kube::WatchEvent& event) {
+            kube::WatchNext next = on_event(event);
+            m_delivered.saw(c.resource, rv(event.object));
+            return next;
+        });
+    }
+    void cancel_watches() override { m_stopping = true; }
+    Result<std::string> logs(const kube::ResourceRef& p, const kube::LogOptions& o) override {
+        return m_fake.logs(p, o);
+    }
+
+  private:
+    test::FakeKubeApi& m_fake;
+    Delivered& m_delivered;
+    std::atomic<bool>& m_stopping;
+};
+
+// The gate's own connection: creating the Job starts its pod (as the API server's
+// defaults, the Job controller and the kubelet would), and each write of the gate's
+// memory is answered by `on_memory_write` (the n-th write, from 1).
+class GateConnection : public WatchConnection {
+  public:
+    GateConnection(test::FakeKubeApi& fake, Delivered& delivered, std::atomic<bool>& stopping)
+        : WatchConnection(fake, delivered, stopping) {}
+    std::function<void(const json& job)> on_created;
+    std::function<void(int n, const json& job)> on_memory_write;
+
+    Result<json> create(const kube::ResourceRef& r, const json& o) override {
+        if (r.resource != "jobs") {
+            return WatchConnection::create(r, o);
+        }
+        json job = o;
+        const std::string name = job["metadata"].value("name", "");
+        job["spec"]["selector"]["matchLabels"] = {{"job-name", name}};
+        job["spec"]["template"]["metadata"]["labels"]["job-name"] = name;
+        auto created = WatchConnection::create(r, job);
+        if (created.is_ok() && on_created) {
+            on_created(*created);
+        }
+        return created;
+    }
+    Result<json> patch(const kube::ResourceRef& r, const json& p) override {
+        auto patched = WatchConnection::patch(r, p);
+        if (patched.is_ok() && r.resource == "jobs" && on_memory_write) {
+            on_memory_write(++m_writes, *patched);
+        }
+        return patched;
+    }
+
+  private:
+    int m_writes = 0;
+};
+
+// The Job's one pod: its container has restarted `restarts` times; `run` is the failed
+// run its lastState shows (exit 7), and `waiting` whether it waits in back-off now.
+json pod_of(const json& job, int restarts, int run, bool waiting) {
+    json last = {{"terminated",
+                  {{"exitCode", 7},
+                   {"reason", "Error"},
+                   {"message", "relation users missing (run " + std::to_string(run) + ")"},
+                   {"startedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run)},
+                   {"finishedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run + 1)}}}};
+    json state = waiting
+                     ? json{{"waiting", {{"reason", "CrashLoopBackOff"}}}}
+                     : json{{"running",
+                             {{"startedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run + 2)}}}};
+    const json& meta = job["metadata"];
+    return {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata",
+             {{"name", "migrations-a1b2c"},
+              {"namespace", meta["namespace"]},
+              {"uid", "pod-uid-a1b2c"},
+              {"labels", {{"job-name", meta["name"]}}},
+              {"ownerReferences",
+               {{{"apiVersion", "batch/v1"},
+                 {"kind", "Job"},
+                 {"name", meta["name"]},
+                 {"uid", meta["uid"]},
+                 {"controller", true}}}}}},
+            {"spec", {{"restartPolicy", "OnFailure"}, {"containers", {{{"name", "migrations"}}}}}},
+            {"status",
+             {{"phase", "Running"},
+              {"containerStatuses",
+               {{{"name", "migrations"},
+                 {"restartCount", restarts},
+                 {"state", state},
+                 {"lastState", last}}}}}}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gate_runner)
+
+// Given an OnFailure Job whose container failed once before the gate first looked,
+// when it fails twice more while the gate writes its memory for the first failure (the
+// pod watch delivers both changes before the gate looks again, and nothing writes the
+// Job meanwhile), then the gate reports failed run 2 and failed run 3 on lines of their
+// own, as the pod showed them in turn: the Job read it makes then shows the Job unchanged
+// across both, so each pod change is paired with it. It records one event per run.
+BOOST_AUTO_TEST_CASE(two_failures_delivered_together_are_reported_one_by_one) {
+    test::FakeKubeApi fake;
+    std::atomic<bool> stopping{false};
+    fake.set_watch_idle_hook([&] {
+        std::this_thread::sleep_for(1ms);
+        return !stopping.load();
+    });
+    Delivered delivered;
+    std::atomic<bool> gate_stopping{false};  // the gate's own connection watches nothing
+    GateConnection api(fake, delivered, gate_stopping);
+    std::atomic<int> signal{0};
+    const auto pod_ref = kube::pods("gitlab", "migrations-a1b2c");
+    api.on_created = [&](const json& job) {
+        json running = job;
+        running["status"] = {{"active", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running);
+        fake.seed(pod_ref, pod_of(job, 1, 1, false));  // run 1 failed, run 2 runs
+    };
+    api.on_memory_write = [&](int n, const json& job) {
+        if (n == 1) {
+            // The gate's write is in the Job's cache before the pod changes come.
+            BOOST_REQUIRE(delivered.wait_for("jobs", rv(job)));
+            fake.seed(pod_ref, pod_of(job, 1, 2, true));               // run 2 failed: back-off
+            json third = fake.seed(pod_ref, pod_of(job, 2, 3, true));  // run 3 failed too
+            BOOST_REQUIRE(delivered.wait_for("pods", rv(third)));
+        } else if (n == 3) {
+            signal = 15;  // every run is told: end the gate
+        }
+    };
+    RealClock clock;
+    std::ostringstream out;
+    JobLog log(out, clock, LogSettings{false, false, {}});
+    GateRunner runner(
+        api,
+        [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
+            return std::unique_ptr<kube::KubeApi>(
+                std::make_unique<WatchConnection>(fake, delivered, stopping));
+        },
+        clock, log);
+    GateRunSettings settings;
+    settings.timeout = 10s;  // a bound: ended by the signal after the third write
+    settings.pending_signal = [&] { return signal.load(); };
+    auto rendered =
+        render_job_manifest({k_job, "job.yaml", "gprd", "pre-migrations", "gitlab", "1"},
+                            [](const std::string&) { return std::nullopt; });
+    BOOST_REQUIRE(rendered.is_ok());
+
+    GateResult result = runner.run(settings, *rendered);
+
+    const std::string text = out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    for (const char* line : {"attempt 1 of 6 failed, 5 left: container migrations exited 7",
+                             "attempt 2 of 6 failed, 4 left: container migrations exited 7",
+                             "attempt 3 of 6 failed, 3 left: container migrations exited 7"}) {
+        BOOST_TEST(text.find(line) != std::string::npos, line);
+    }
+    BOOST_TEST(text.find("relation users missing (run 2)") != std::string::npos);
+    int events = 0;
+    for (const auto& call : fake.calls) {
+        if (call.verb == "create" && call.ref.resource == "events") {
+            ++events;
+            // None says it was seen together with the next (one event for two runs).
+            BOOST_TEST(call.body.dump().find("seen together") == std::string::npos);
+        }
+    }
+    BOOST_TEST(events == 3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
