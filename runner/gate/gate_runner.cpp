@@ -80,6 +80,18 @@ void absorb_deleted(ChangeWatch& watch, std::set<std::string>& deleted,
     }
 }
 
+// The pods as the pod watch holds them now, those that decode.
+std::vector<gates::Pod> newest_pods(ChangeWatch& watch) {
+    std::vector<gates::Pod> out;
+    for (const json& item : watch.view(1).objects) {
+        auto pod = gates::decode_pod_json(item, "pod");
+        if (pod.is_ok()) {
+            out.push_back(std::move(pod).value());
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, const JobIdentity& id,
@@ -241,6 +253,12 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     // Nor while the pods still show all of it (gate_pass.h, memory_kept_by_pods).
     bool hold = pass.decoded && (restart_limit_unrecorded(*pass.decoded, pass.pods) ||
                                  (!pods_gone && memory_kept_by_pods(*pass.decoded, v.state)));
+    if (!hold && pass.decoded && watch != nullptr) {
+        // The pods may have reached the limit since the pair this pass evaluated (one
+        // taken back to an earlier change, or a change delivered meanwhile): the newest
+        // the pod watch holds decides too.
+        hold = restart_limit_unrecorded(*pass.decoded, newest_pods(*watch));
+    }
     if (pass.job && !only_what_the_job_shows(v.memory, saved) &&
         v.memory != fresh_memory(v.memory) && !hold) {
         json annotations = json::object();

@@ -23,12 +23,14 @@ using nlohmann::json;
 
 namespace {
 
-const char* k_job = R"(apiVersion: batch/v1
+// The gate's Job: OnFailure, with backoffLimit `limit`.
+std::string job_manifest(int limit) {
+    return fmt::format(R"(apiVersion: batch/v1
 kind: Job
 metadata:
   name: migrations
 spec:
-  backoffLimit: 6
+  backoffLimit: {}
   template:
     spec:
       restartPolicy: OnFailure
@@ -36,7 +38,9 @@ spec:
         - name: migrations
           image: registry.example.com/migrations:1.0
           command: ["db-migrate"]
-)";
+)",
+                       limit);
+}
 
 std::uint64_t rv(const json& object) {
     return std::stoull(object["metadata"].value("resourceVersion", "0"));
@@ -113,10 +117,15 @@ class GateConnection : public WatchConnection {
         : WatchConnection(fake, delivered, stopping) {}
     std::function<void(const json& job)> on_created;
     std::function<void(int n, const json& job)> on_memory_write;
+    std::function<void(const json& event)> on_event;
 
     Result<json> create(const kube::ResourceRef& r, const json& o) override {
         if (r.resource != "jobs") {
-            return WatchConnection::create(r, o);
+            auto created = WatchConnection::create(r, o);
+            if (created.is_ok() && r.resource == "events" && on_event) {
+                on_event(*created);
+            }
+            return created;
         }
         json job = o;
         const std::string name = job["metadata"].value("name", "");
@@ -177,6 +186,63 @@ json pod_of(const json& job, int restarts, int run, bool waiting) {
                  {"lastState", last}}}}}}};
 }
 
+// The gate on the fake, the kubelet and the Job controller played by the hooks of `api`.
+struct GateBench {
+    test::FakeKubeApi fake;
+    std::atomic<bool> stopping{false};
+    Delivered delivered;
+    std::atomic<bool> gate_stopping{false};  // the gate's own connection watches nothing
+    GateConnection api{fake, delivered, gate_stopping};
+    std::atomic<int> signal{0};
+    const kube::ResourceRef pod_ref = kube::pods("gitlab", "migrations-a1b2c");
+    std::ostringstream out;
+
+    GateBench() {
+        fake.set_watch_idle_hook([this] {
+            std::this_thread::sleep_for(1ms);
+            return !stopping.load();
+        });
+    }
+
+    // Seeds the pod, and waits until the pod watch delivered it.
+    json kubelet(const json& pod) {
+        json stored = fake.seed(pod_ref, pod);
+        BOOST_REQUIRE(delivered.wait_for("pods", rv(stored)));
+        return stored;
+    }
+
+    GateResult run(int limit) {
+        RealClock clock;
+        JobLog log(out, clock, LogSettings{false, false, {}});
+        GateRunner runner(
+            api,
+            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
+                return std::unique_ptr<kube::KubeApi>(
+                    std::make_unique<WatchConnection>(fake, delivered, stopping));
+            },
+            clock, log);
+        GateRunSettings settings;
+        settings.timeout = 10s;  // a bound: each test ends the gate well before
+        settings.pending_signal = [&] { return signal.load(); };
+        auto rendered = render_job_manifest(
+            {job_manifest(limit), "job.yaml", "gprd", "pre-migrations", "gitlab", "1"},
+            [](const std::string&) { return std::nullopt; });
+        BOOST_REQUIRE(rendered.is_ok());
+        return runner.run(settings, *rendered);
+    }
+
+    // The gate's memory writes: its patches of the Job, as sent.
+    std::vector<json> memory_writes() const {
+        std::vector<json> writes;
+        for (const auto& call : fake.calls) {
+            if (call.verb == "patch" && call.ref.resource == "jobs") {
+                writes.push_back(call.body);
+            }
+        }
+        return writes;
+    }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(gate_runner)
@@ -188,55 +254,27 @@ BOOST_AUTO_TEST_SUITE(gate_runner)
 // own, as the pod showed them in turn: the Job read it makes then shows the Job unchanged
 // across both, so each pod change is paired with it. It records one event per run.
 BOOST_AUTO_TEST_CASE(two_failures_delivered_together_are_reported_one_by_one) {
-    test::FakeKubeApi fake;
-    std::atomic<bool> stopping{false};
-    fake.set_watch_idle_hook([&] {
-        std::this_thread::sleep_for(1ms);
-        return !stopping.load();
-    });
-    Delivered delivered;
-    std::atomic<bool> gate_stopping{false};  // the gate's own connection watches nothing
-    GateConnection api(fake, delivered, gate_stopping);
-    std::atomic<int> signal{0};
-    const auto pod_ref = kube::pods("gitlab", "migrations-a1b2c");
-    api.on_created = [&](const json& job) {
+    GateBench bench;
+    bench.api.on_created = [&](const json& job) {
         json running = job;
         running["status"] = {{"active", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
-        fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running);
-        fake.seed(pod_ref, pod_of(job, 1, 1, false));  // run 1 failed, run 2 runs
+        bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running);
+        bench.fake.seed(bench.pod_ref, pod_of(job, 1, 1, false));  // run 1 failed, run 2 runs
     };
-    api.on_memory_write = [&](int n, const json& job) {
+    bench.api.on_memory_write = [&](int n, const json& job) {
         if (n == 1) {
             // The gate's write is in the Job's cache before the pod changes come.
-            BOOST_REQUIRE(delivered.wait_for("jobs", rv(job)));
-            fake.seed(pod_ref, pod_of(job, 1, 2, true));               // run 2 failed: back-off
-            json third = fake.seed(pod_ref, pod_of(job, 2, 3, true));  // run 3 failed too
-            BOOST_REQUIRE(delivered.wait_for("pods", rv(third)));
+            BOOST_REQUIRE(bench.delivered.wait_for("jobs", rv(job)));
+            bench.fake.seed(bench.pod_ref, pod_of(job, 1, 2, true));  // run 2 failed: back-off
+            bench.kubelet(pod_of(job, 2, 3, true));                   // run 3 failed too
         } else if (n == 3) {
-            signal = 15;  // every run is told: end the gate
+            bench.signal = 15;  // every run is told: end the gate
         }
     };
-    RealClock clock;
-    std::ostringstream out;
-    JobLog log(out, clock, LogSettings{false, false, {}});
-    GateRunner runner(
-        api,
-        [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
-            return std::unique_ptr<kube::KubeApi>(
-                std::make_unique<WatchConnection>(fake, delivered, stopping));
-        },
-        clock, log);
-    GateRunSettings settings;
-    settings.timeout = 10s;  // a bound: ended by the signal after the third write
-    settings.pending_signal = [&] { return signal.load(); };
-    auto rendered =
-        render_job_manifest({k_job, "job.yaml", "gprd", "pre-migrations", "gitlab", "1"},
-                            [](const std::string&) { return std::nullopt; });
-    BOOST_REQUIRE(rendered.is_ok());
 
-    GateResult result = runner.run(settings, *rendered);
+    GateResult result = bench.run(6);
 
-    const std::string text = out.str();
+    const std::string text = bench.out.str();
     BOOST_TEST_INFO(text);
     BOOST_TEST(result.exit_code == exit_for_signal(15));
     for (const char* line : {"attempt 1 of 6 failed, 5 left: container migrations exited 7",
@@ -246,7 +284,7 @@ BOOST_AUTO_TEST_CASE(two_failures_delivered_together_are_reported_one_by_one) {
     }
     BOOST_TEST(text.find("relation users missing (run 2)") != std::string::npos);
     int events = 0;
-    for (const auto& call : fake.calls) {
+    for (const auto& call : bench.fake.calls) {
         if (call.verb == "create" && call.ref.resource == "events") {
             ++events;
             // None says it was seen together with the next (one event for two runs).
@@ -254,6 +292,62 @@ BOOST_AUTO_TEST_CASE(two_failures_delivered_together_are_reported_one_by_one) {
         }
     }
     BOOST_TEST(events == 3);
+}
+
+// Given an OnFailure Job with backoffLimit 2, when its second failed run and the
+// restart after it (which reaches the limit) come while the gate writes its memory for
+// the first, then the pass that reports the second run, paired with the Job at that
+// run, does not write the memory: the newest pods show the limit reached and the Job
+// controller has not recorded it yet (a write then would make the controller's
+// FailureTarget write conflict). The pass that sees the Job failed writes it.
+BOOST_AUTO_TEST_CASE(no_memory_write_once_the_newest_pods_reach_the_restart_limit) {
+    GateBench bench;
+    json created;
+    bench.api.on_created = [&](const json& job) {
+        created = job;
+        json running = job;
+        running["status"] = {{"active", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running);
+        bench.fake.seed(bench.pod_ref, pod_of(job, 1, 1, false));
+    };
+    bench.api.on_memory_write = [&](int n, const json& job) {
+        if (n == 1) {
+            BOOST_REQUIRE(bench.delivered.wait_for("jobs", rv(job)));
+            bench.fake.seed(bench.pod_ref, pod_of(job, 1, 2, true));  // run 2 failed
+            bench.kubelet(pod_of(job, 2, 2, false));  // restarted: 2 restarts, the limit
+        }
+    };
+    int retries = 0;
+    bench.api.on_event = [&](const json& event) {
+        if (event.value("reason", "") == "MigrationsRetrying" && ++retries == 2) {
+            // The controller records the limit (after this event, before the next pass).
+            const std::string name = created["metadata"]["name"];
+            json job = *bench.fake.get(kube::jobs("gitlab", name));
+            job["status"] = {{"active", 0},
+                             {"failed", 1},
+                             {"startTime", "2026-12-01T10:00:00Z"},
+                             {"conditions",
+                              {{{"type", "FailureTarget"},
+                                {"status", "True"},
+                                {"reason", "BackoffLimitExceeded"},
+                                {"message", "Job has reached the specified backoff limit"}},
+                               {{"type", "Failed"},
+                                {"status", "True"},
+                                {"reason", "BackoffLimitExceeded"},
+                                {"message", "Job has reached the specified backoff limit"}}}}};
+            bench.fake.seed(kube::jobs("gitlab", name), job);
+        }
+    };
+
+    GateResult result = bench.run(2);
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(result.exit_code == k_exit_failed);
+    BOOST_TEST(text.find("attempt 2 of 2 failed, 0 left") != std::string::npos);
+    BOOST_TEST(text.find("failed (MigrationsJobFailed)") != std::string::npos);
+    // The first failure's write, then the end's: none in between.
+    BOOST_TEST(bench.memory_writes().size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
