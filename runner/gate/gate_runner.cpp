@@ -145,11 +145,28 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
         // Job cache's progress up to there, so the pod changes in between are the Job
         // and its pods at their own revisions: each in turn, as above, rather than only
         // the newest (two restarts before the Job's next write are two retries).
-        if (snap.consistent && snap.job && cached.job && snap.revision > jobs.progress &&
-            watch->confirm(0, {*snap.job}, snap.revision)) {
-            TRY_ASSIGN(next, each_change(settings, id, memory, *watch, last, departed, newest));
-            if (next) {
-                return std::move(next).value();
+        if (snap.consistent && snap.job && cached.job && snap.revision > jobs.progress) {
+            if (watch->confirm(0, {*snap.job}, snap.revision)) {
+                TRY_ASSIGN(next, each_change(settings, id, memory, *watch, last, departed, newest));
+                if (next) {
+                    return std::move(next).value();
+                }
+            } else if (auto written = kube::resource_version_number(
+                           snap.job->at("metadata").value("resourceVersion", ""));
+                       written && *written > jobs.progress) {
+                // The Job was written after its cache's progress (the controller's
+                // tallies): its watch is about to deliver that write, after which the
+                // pod changes since the last pass pair with it in turn. Wait for it, as
+                // for a write the controller owes, rather than take only the newest.
+                if (!expect_until) {
+                    expect_until = m_clock.now() + k_expected_write_bound;
+                }
+                if (m_clock.now() < *expect_until) {
+                    Pass waiting;
+                    waiting.consistent = false;
+                    waiting.wait_until = expect_until;
+                    return waiting;
+                }
             }
         }
         return evaluate_snapshot(settings, id, std::move(snap), memory, departed);

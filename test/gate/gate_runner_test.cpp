@@ -61,6 +61,22 @@ struct Delivered {
         std::unique_lock lock(mutex);
         return cv.wait_for(lock, 30s, [&] { return newest[resource] >= version; });
     }
+
+    // While `held` names a resource, its watches deliver nothing (a slow stream).
+    std::string held;
+    void hold(const std::string& resource) {
+        std::lock_guard lock(mutex);
+        held = resource;
+    }
+    void release() {
+        std::lock_guard lock(mutex);
+        held.clear();
+        cv.notify_all();
+    }
+    void hold_while_held(const std::string& resource) {
+        std::unique_lock lock(mutex);
+        cv.wait_for(lock, 30s, [&] { return held != resource; });
+    }
 };
 
 // The fake as one watch connection sees it: what its watches delivered is told to
@@ -92,6 +108,7 @@ class WatchConnection : public kube::KubeApi {
             return {Code::cancelled, "watch: cancelled"};
         }
         return m_fake.watch(c, o, [&](const kube::WatchEvent& event) {
+            m_delivered.hold_while_held(c.resource);
             kube::WatchNext next = on_event(event);
             m_delivered.saw(c.resource, rv(event.object));
             return next;
@@ -118,6 +135,15 @@ class GateConnection : public WatchConnection {
     std::function<void(const json& job)> on_created;
     std::function<void(int n, const json& job)> on_memory_write;
     std::function<void(const json& event)> on_event;
+    std::function<void()> on_job_read;
+
+    Result<json> get(const kube::ResourceRef& r) override {
+        auto got = WatchConnection::get(r);
+        if (r.resource == "jobs" && on_job_read) {
+            on_job_read();
+        }
+        return got;
+    }
 
     Result<json> create(const kube::ResourceRef& r, const json& o) override {
         if (r.resource != "jobs") {
@@ -292,6 +318,47 @@ BOOST_AUTO_TEST_CASE(two_failures_delivered_together_are_reported_one_by_one) {
         }
     }
     BOOST_TEST(events == 3);
+}
+
+// Given the same two failures, when the Job controller also writes the Job (its tallies)
+// between them and the Job's watch is slow to deliver that write, then the gate's Job
+// read shows a Job newer than its cache: the gate waits for the watch to deliver it and
+// then reports each run on its own line, rather than the pair of that read (the newest
+// pods) alone.
+BOOST_AUTO_TEST_CASE(a_job_newer_than_its_cache_is_waited_for_before_each_change) {
+    GateBench bench;
+    std::string name;
+    bench.api.on_created = [&](const json& job) {
+        name = job["metadata"]["name"];
+        json running = job;
+        running["status"] = {{"active", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        bench.fake.seed(kube::jobs("gitlab", name), running);
+        bench.fake.seed(bench.pod_ref, pod_of(job, 1, 1, false));
+    };
+    bench.api.on_memory_write = [&](int n, const json& job) {
+        if (n == 1) {
+            BOOST_REQUIRE(bench.delivered.wait_for("jobs", rv(job)));
+            bench.delivered.hold("jobs");
+            bench.fake.seed(bench.pod_ref, pod_of(job, 1, 2, true));
+            json tallied = *bench.fake.get(kube::jobs("gitlab", name));
+            tallied["status"]["ready"] = 0;  // the controller's write, not yet delivered
+            bench.fake.seed(kube::jobs("gitlab", name), tallied);
+            bench.kubelet(pod_of(job, 2, 3, true));
+        } else if (n == 3) {
+            bench.signal = 15;
+        }
+    };
+    bench.api.on_job_read = [&] { bench.delivered.release(); };
+
+    GateResult result = bench.run(6);
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    for (const char* line : {"attempt 1 of 6 failed, 5 left", "attempt 2 of 6 failed, 4 left",
+                             "attempt 3 of 6 failed, 3 left"}) {
+        BOOST_TEST(text.find(line) != std::string::npos, line);
+    }
 }
 
 // Given an OnFailure Job with backoffLimit 2, when its second failed run and the
