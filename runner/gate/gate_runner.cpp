@@ -129,15 +129,22 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
             cached.revision = last ? last->revision : 0;
             return cached;
         }
-        if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress)) {
+        // A pass that waits for a Job write, until expect_until (set by the first).
+        auto wait_for_write = [&]() -> std::optional<Pass> {
             if (!expect_until) {
                 expect_until = m_clock.now() + k_expected_write_bound;
             }
-            if (m_clock.now() < *expect_until) {
-                Pass waiting;
-                waiting.consistent = false;
-                waiting.wait_until = expect_until;
-                return waiting;
+            if (m_clock.now() >= *expect_until) {
+                return std::nullopt;
+            }
+            Pass waiting;
+            waiting.consistent = false;
+            waiting.wait_until = expect_until;
+            return waiting;
+        };
+        if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress)) {
+            if (auto waiting = wait_for_write()) {
+                return std::move(waiting).value();
             }
         }
         TRY_ASSIGN(JobSnapshot snap, read_job_beside_pods(m_api, id, pods_of, jobs, pods));
@@ -158,14 +165,8 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                 // tallies): its watch is about to deliver that write, after which the
                 // pod changes since the last pass pair with it in turn. Wait for it, as
                 // for a write the controller owes, rather than take only the newest.
-                if (!expect_until) {
-                    expect_until = m_clock.now() + k_expected_write_bound;
-                }
-                if (m_clock.now() < *expect_until) {
-                    Pass waiting;
-                    waiting.consistent = false;
-                    waiting.wait_until = expect_until;
-                    return waiting;
+                if (auto waiting = wait_for_write()) {
+                    return std::move(waiting).value();
                 }
             }
         }

@@ -9,6 +9,7 @@
 #include "runner/gate/change_watch.h"
 #include "runner/real_clock.h"
 #include "test/fakes/fake_kube_api.h"
+#include "test/fakes/shared_kube_api.h"
 
 using namespace envgate;
 using namespace std::chrono_literals;
@@ -16,46 +17,51 @@ using nlohmann::json;
 
 namespace {
 
-// Hands every ChangeWatch connection the one fake (its own object per connection).
-class SharedApi : public kube::KubeApi {
-  public:
-    explicit SharedApi(test::FakeKubeApi& fake) : m_fake(fake) {}
-    Result<json> get(const kube::ResourceRef& r) override { return m_fake.get(r); }
-    Result<kube::ObjectList> list(const kube::ResourceRef& c, const kube::ListOptions& o) override {
-        return m_fake.list(c, o);
-    }
-    Result<json> create(const kube::ResourceRef& r, const json& o) override {
-        return m_fake.create(r, o);
-    }
-    Result<json> update(const kube::ResourceRef& r, const json& o) override {
-        return m_fake.update(r, o);
-    }
-    Result<json> patch(const kube::ResourceRef& r, const json& p) override {
-        return m_fake.patch(r, p);
-    }
-    Status remove(const kube::ResourceRef& r, kube::Propagation p) override {
-        return m_fake.remove(r, p);
-    }
-    Status watch(const kube::ResourceRef& c, const kube::WatchOptions& o,
-                 const kube::WatchCallback& on_event) override {
-        if (m_cancelled) {
-            return {Code::cancelled, "watch: cancelled"};
-        }
-        return m_fake.watch(c, o, on_event);
-    }
-    void cancel_watches() override { m_cancelled = true; }
-    Result<std::string> logs(const kube::ResourceRef& p, const kube::LogOptions& o) override {
-        return m_fake.logs(p, o);
-    }
-
-  private:
-    test::FakeKubeApi& m_fake;
-    std::atomic<bool> m_cancelled{false};
-};
+using SharedApi = test::SharedKubeApi;
 
 std::uint64_t rv(const json& object) {
     return std::stoull(object["metadata"]["resourceVersion"].get<std::string>());
 }
+
+// A Job "mig" and its pod "mig-a" (with `pod_status`) in one fake, both watched by one
+// ChangeWatch, listed; the watches end with it.
+struct WatchedJobAndPod {
+    test::FakeKubeApi fake;
+    std::atomic<bool> server_ends{false};
+    std::pair<kube::ResourceRef, kube::ResourceRef> refs{kube::jobs("gitlab", "mig"),
+                                                         kube::pods("gitlab", "mig-a")};
+    RealClock clock;
+    std::unique_ptr<ChangeWatch> watch;
+
+    explicit WatchedJobAndPod(json pod_status) {
+        fake.set_watch_idle_hook([this] {
+            std::this_thread::sleep_for(1ms);
+            return !server_ends.load();
+        });
+        fake.seed(refs.first, {{"apiVersion", "batch/v1"},
+                               {"kind", "Job"},
+                               {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
+                               {"status", {{"active", 1}}}});
+        fake.seed(refs.second, {{"apiVersion", "v1"},
+                                {"kind", "Pod"},
+                                {"metadata", {{"name", "mig-a"}, {"namespace", "gitlab"}}},
+                                {"status", std::move(pod_status)}});
+        watch = std::make_unique<ChangeWatch>(
+            [this]() -> Result<std::unique_ptr<kube::KubeApi>> {
+                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
+            },
+            clock, kube::ReflectorOptions{});
+        BOOST_REQUIRE(
+            watch->start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h)
+                .is_ok());
+        BOOST_REQUIRE(watch->start(kube::pods("gitlab"), {"", ""}, clock.now() + 1h).is_ok());
+        BOOST_REQUIRE(watch->wait_listed(clock.now() + 30s, [] { return 0; }));
+    }
+    ~WatchedJobAndPod() {
+        server_ends = true;
+        watch.reset();
+    }
+};
 
 // Polls `ok` until it holds, at most 30 s (the watch thread delivers asynchronously).
 template <typename F>
@@ -140,33 +146,11 @@ BOOST_AUTO_TEST_CASE(the_cache_tracks_the_range_and_ignores_the_callers_own_writ
 // undone (a pod's failure, then the Job's write that answers it), refuses a revision
 // below `not_before`, and can take nothing back once the caller asks for too old a one.
 BOOST_AUTO_TEST_CASE(the_collections_are_shown_together_as_of_the_revision_both_reached) {
-    test::FakeKubeApi fake;
-    std::atomic<bool> server_ends{false};
-    fake.set_watch_idle_hook([&] {
-        std::this_thread::sleep_for(1ms);
-        return !server_ends.load();
-    });
-    const auto job_ref = kube::jobs("gitlab", "mig");
-    const auto pod_ref = kube::pods("gitlab", "mig-a");
-    fake.seed(job_ref, {{"apiVersion", "batch/v1"},
-                        {"kind", "Job"},
-                        {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
-                        {"status", {{"active", 1}}}});
-    fake.seed(pod_ref, {{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata", {{"name", "mig-a"}, {"namespace", "gitlab"}}},
-                        {"status", {{"phase", "Running"}}}});
-    RealClock clock;
+    WatchedJobAndPod both(json{{"phase", "Running"}});
+    test::FakeKubeApi& fake = both.fake;
+    const auto& [job_ref, pod_ref] = both.refs;
+    ChangeWatch& watch = *both.watch;
     {
-        ChangeWatch watch(
-            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
-                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
-            },
-            clock, {});
-        BOOST_REQUIRE(
-            watch.start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h).is_ok());
-        BOOST_REQUIRE(watch.start(kube::pods("gitlab"), {"", ""}, clock.now() + 1h).is_ok());
-        BOOST_REQUIRE(watch.wait_listed(clock.now() + 30s, [] { return 0; }));
         const std::uint64_t listed = std::min(watch.view(0).progress, watch.view(1).progress);
 
         // The pod failed: its watch is ahead, so the pod is shown as it was before.
@@ -217,7 +201,6 @@ BOOST_AUTO_TEST_CASE(the_collections_are_shown_together_as_of_the_revision_both_
         BOOST_REQUIRE(at.size() == 2u);
         BOOST_TEST(at[0].progress == rv(again));
         BOOST_TEST(watch.views_at_common(rv(counted)).at(0).progress == rv(again));
-        server_ends = true;
     }
 }
 
@@ -226,33 +209,11 @@ BOOST_AUTO_TEST_CASE(the_collections_are_shown_together_as_of_the_revision_both_
 // confirm() moves the Job cache's progress there, and views_at_next shows each pod change
 // in turn beside it; a read that shows another version of the Job confirms nothing.
 BOOST_AUTO_TEST_CASE(a_read_of_the_unchanged_job_lets_each_pod_change_be_shown_in_turn) {
-    test::FakeKubeApi fake;
-    std::atomic<bool> server_ends{false};
-    fake.set_watch_idle_hook([&] {
-        std::this_thread::sleep_for(1ms);
-        return !server_ends.load();
-    });
-    const auto job_ref = kube::jobs("gitlab", "mig");
-    const auto pod_ref = kube::pods("gitlab", "mig-a");
-    fake.seed(job_ref, {{"apiVersion", "batch/v1"},
-                        {"kind", "Job"},
-                        {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
-                        {"status", {{"active", 1}}}});
-    fake.seed(pod_ref, {{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata", {{"name", "mig-a"}, {"namespace", "gitlab"}}},
-                        {"status", {{"phase", "Running"}, {"restarts", 0}}}});
-    RealClock clock;
+    WatchedJobAndPod both(json{{"phase", "Running"}, {"restarts", 0}});
+    test::FakeKubeApi& fake = both.fake;
+    const auto& [job_ref, pod_ref] = both.refs;
+    ChangeWatch& watch = *both.watch;
     {
-        ChangeWatch watch(
-            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
-                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
-            },
-            clock, {});
-        BOOST_REQUIRE(
-            watch.start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h).is_ok());
-        BOOST_REQUIRE(watch.start(kube::pods("gitlab"), {"", ""}, clock.now() + 1h).is_ok());
-        BOOST_REQUIRE(watch.wait_listed(clock.now() + 30s, [] { return 0; }));
         const std::uint64_t listed = std::max(watch.view(0).progress, watch.view(1).progress);
 
         json once = *fake.patch(pod_ref, {{"status", {{"restarts", 1}}}});
@@ -290,7 +251,6 @@ BOOST_AUTO_TEST_CASE(a_read_of_the_unchanged_job_lets_each_pod_change_be_shown_i
         BOOST_REQUIRE(at.size() == 2u);
         BOOST_TEST(at[0].progress == rv(twice));  // the pods' newest: both reached it
         BOOST_TEST(watch.view(0).objects.at(0)["status"]["failed"] == 1);
-        server_ends = true;
     }
 }
 

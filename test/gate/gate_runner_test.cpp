@@ -16,6 +16,7 @@
 #include "runner/gate/gate_runner.h"
 #include "runner/real_clock.h"
 #include "test/fakes/fake_kube_api.h"
+#include "test/fakes/shared_kube_api.h"
 
 using namespace envgate;
 using namespace std::chrono_literals;
@@ -80,49 +81,24 @@ struct Delivered {
 };
 
 // The fake as one watch connection sees it: what its watches delivered is told to
-// `delivered`; cancel_watches() ends every stream of the fake (`stopping`, which its
-// idle hook reads).
-class WatchConnection : public kube::KubeApi {
+// `delivered` (and a held resource delivers nothing until released); cancel_watches()
+// ends every stream of the fake (`stopping`, which its idle hook reads).
+class WatchConnection : public test::SharedKubeApi {
   public:
     WatchConnection(test::FakeKubeApi& fake, Delivered& delivered, std::atomic<bool>& stopping)
-        : m_fake(fake), m_delivered(delivered), m_stopping(stopping) {}
-    Result<json> get(const kube::ResourceRef& r) override { return m_fake.get(r); }
-    Result<kube::ObjectList> list(const kube::ResourceRef& c, const kube::ListOptions& o) override {
-        return m_fake.list(c, o);
-    }
-    Result<json> create(const kube::ResourceRef& r, const json& o) override {
-        return m_fake.create(r, o);
-    }
-    Result<json> update(const kube::ResourceRef& r, const json& o) override {
-        return m_fake.update(r, o);
-    }
-    Result<json> patch(const kube::ResourceRef& r, const json& p) override {
-        return m_fake.patch(r, p);
-    }
-    Status remove(const kube::ResourceRef& r, kube::Propagation p) override {
-        return m_fake.remove(r, p);
-    }
+        : SharedKubeApi(fake, &stopping), m_delivered(delivered) {}
     Status watch(const kube::ResourceRef& c, const kube::WatchOptions& o,
                  const kube::WatchCallback& on_event) override {
-        if (m_stopping) {
-            return {Code::cancelled, "watch: cancelled"};
-        }
-        return m_fake.watch(c, o, [&](const kube::WatchEvent& event) {
+        return SharedKubeApi::watch(c, o, [&](const kube::WatchEvent& event) {
             m_delivered.hold_while_held(c.resource);
             kube::WatchNext next = on_event(event);
             m_delivered.saw(c.resource, rv(event.object));
             return next;
         });
     }
-    void cancel_watches() override { m_stopping = true; }
-    Result<std::string> logs(const kube::ResourceRef& p, const kube::LogOptions& o) override {
-        return m_fake.logs(p, o);
-    }
 
   private:
-    test::FakeKubeApi& m_fake;
     Delivered& m_delivered;
-    std::atomic<bool>& m_stopping;
 };
 
 // The gate's own connection: creating the Job starts its pod (as the API server's
