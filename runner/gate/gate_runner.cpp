@@ -158,8 +158,8 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
                 if (next) {
                     return std::move(next).value();
                 }
-            } else if (auto written = kube::resource_version_number(
-                           snap.job->at("metadata").value("resourceVersion", ""));
+            } else if (auto written =
+                           kube::resource_version_number(kube::resource_version_of(*snap.job));
                        written && *written > jobs.progress) {
                 // The Job was written after its cache's progress (the controller's
                 // tallies): its watch is about to deliver that write, after which the
