@@ -82,13 +82,15 @@ void ChangeWatch::advance(Cache& cache, const std::string& resource_version, boo
 }
 
 Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListOptions& selectors,
-                          TimePoint deadline, KeepDeleted keep, SameVersion same) {
+                          TimePoint deadline, KeepDeleted keep, SameVersion same,
+                          std::optional<kube::ObjectList> known) {
     TRY_ASSIGN(auto api, m_factory());
     auto worker = std::make_unique<Worker>();
     worker->api = std::move(api);
     worker->cache.same = std::move(same);
     kube::ReflectorOptions options = m_options;
     options.selectors = selectors;
+    options.known = std::move(known);
     Worker* raw = worker.get();
     options.on_progress = [this, raw](const std::string& version, bool listed) {
         std::lock_guard lock(m_mutex);

@@ -56,10 +56,12 @@ class ChangeWatch {
     enum class KeepDeleted { no, yes };
     // Starts watching `collection` (with `selectors`) until `deadline` or stop(); the
     // collections are numbered in the order they were started. With KeepDeleted::yes
-    // the last state of each deleted object is kept for take_deleted().
+    // the last state of each deleted object is kept for take_deleted(). `known`: the
+    // collection as the caller knows it at a revision (kube::ReflectorOptions::known),
+    // taken as its first list.
     Status start(const kube::ResourceRef& collection, const kube::ListOptions& selectors,
-                 TimePoint deadline, KeepDeleted keep = KeepDeleted::no,
-                 SameVersion same = nullptr);
+                 TimePoint deadline, KeepDeleted keep = KeepDeleted::no, SameVersion same = nullptr,
+                 std::optional<kube::ObjectList> known = std::nullopt);
 
     // The objects deleted since the last call, as the watch last saw them: a pod that
     // was preempted and gone before a pass could list it still tells how it failed.

@@ -9,12 +9,12 @@ namespace envgate {
 
 using nlohmann::json;
 
-Result<json> GateRunner::launch(const RenderedJob& job) {
+Result<GateRunner::Launched> GateRunner::launch(const RenderedJob& job) {
     kube::ResourceRef ref = kube::jobs(job.namespace_, job.name);
     auto created = m_api.create(kube::jobs(job.namespace_), job.object);
     if (created.is_ok()) {
         m_log.line(Tone::plain, fmt::format("created Job {}/{}", job.namespace_, job.name));
-        return created;
+        return Launched{std::move(created).value(), true};
     }
     if (created.status().code() != Code::already_exists) {
         return created.status();
@@ -33,7 +33,7 @@ Result<json> GateRunner::launch(const RenderedJob& job) {
     m_log.line(Tone::plain,
                fmt::format("re-attached to Job {}/{} (same spec, created by an earlier run)",
                            job.namespace_, job.name));
-    return existing;
+    return Launched{std::move(existing), false};
 }
 
 }  // namespace envgate

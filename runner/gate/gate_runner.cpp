@@ -30,6 +30,18 @@ std::string label_selector(const json& match_labels) {
     return out;
 }
 
+// Whether the pod selector `match_labels` names the Job's uid (the controller-uid label
+// the API server's defaulting adds), so that no pod created before the Job matches it.
+bool selects_by_uid(const json& match_labels, const std::string& uid) {
+    for (const char* label : {"batch.kubernetes.io/controller-uid", "controller-uid"}) {
+        auto it = match_labels.find(label);
+        if (!uid.empty() && it != match_labels.end() && it->is_string() && *it == uid) {
+            return true;
+        }
+    }
+    return false;
+}
+
 JobIdentity identity_of(const json& job) {
     const json& m = job.at("metadata");
     return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
@@ -369,10 +381,11 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
             fail(StepState::failed, c == Code::conflict ? "JobConflict" : "KubernetesApiError",
                  launched.status().message(), code));
     }
-    JobIdentity id = identity_of(*launched);
-    json selector = (*launched)["spec"]["selector"].value("matchLabels", json::object());
+    const json& job = launched->job;
+    JobIdentity id = identity_of(job);
+    json selector = job["spec"]["selector"].value("matchLabels", json::object());
     auto stored = gates::memory_from_annotations(
-        (*launched)["metadata"].value("annotations", std::map<std::string, std::string>{}));
+        job["metadata"].value("annotations", std::map<std::string, std::string>{}));
     gates::GateMemory memory = stored.is_ok() ? *stored : gates::GateMemory{};
     gates::GateMemory saved = memory;  // what the Job's annotations hold
 
@@ -380,11 +393,22 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     kube::ReflectorOptions options;
     options.poll_interval = settings.poll_interval;
     ChangeWatch watch(m_watch_api, m_clock, options);
-    Status started = watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name},
-                                 deadline, ChangeWatch::KeepDeleted::no, counts_alike);
+    // A Job this run created is, as of its creation's resourceVersion, the one object its
+    // name selects, and no pod can carry its uid's label yet: both watches start there,
+    // without a list.
+    std::optional<kube::ObjectList> job_known;
+    std::optional<kube::ObjectList> pods_known;
+    if (const std::string created_at = kube::resource_version_of(job);
+        launched->created && selects_by_uid(selector, id.uid) && !created_at.empty()) {
+        job_known = kube::ObjectList{{job}, created_at};
+        pods_known = kube::ObjectList{{}, created_at};
+    }
+    Status started =
+        watch.start(kube::jobs(id.namespace_), {"", "metadata.name=" + id.name}, deadline,
+                    ChangeWatch::KeepDeleted::no, counts_alike, std::move(job_known));
     if (started.is_ok()) {
         started = watch.start(kube::pods(id.namespace_), {label_selector(selector), ""}, deadline,
-                              ChangeWatch::KeepDeleted::yes);
+                              ChangeWatch::KeepDeleted::yes, nullptr, std::move(pods_known));
     }
     if (!started.is_ok()) {
         m_log.line(Tone::plain, "watching is not possible (" + started.message() +

@@ -51,7 +51,11 @@ class GateRunner {
 
   private:
     struct Pass;
-    Result<nlohmann::json> launch(const RenderedJob& job);
+    struct Launched {
+        nlohmann::json job;    // as the API returned it
+        bool created = false;  // by this run (else re-attached to an earlier run's)
+    };
+    Result<Launched> launch(const RenderedJob& job);
     // `departed`: pods deleted since the last pass, as last seen (they join this pass
     // when the list no longer has them).
     // From the watch caches (`watch`, nullptr when not watching) while they answer, with

@@ -37,6 +37,10 @@ void Reflector::sleep_until(TimePoint wake, TimePoint deadline) {
 Result<bool> Reflector::relist(const ChangeCallback& on_change) {
     ++m_stats.lists;
     TRY_ASSIGN(ObjectList list, m_api.list(m_collection, m_options.selectors));
+    return take_list(std::move(list), on_change);
+}
+
+bool Reflector::take_list(ObjectList list, const ChangeCallback& on_change) {
     m_resource_version = list.resource_version;
     std::map<std::string, nlohmann::json> seen;
     for (auto& item : list.items) {
@@ -128,7 +132,12 @@ Status Reflector::poll_until(TimePoint deadline, const ChangeCallback& on_change
 }
 
 Status Reflector::run(TimePoint deadline, const ChangeCallback& on_change) {
-    TRY_ASSIGN(bool stopped, relist(on_change));
+    bool stopped = false;
+    if (m_options.known) {
+        stopped = take_list(*m_options.known, on_change);
+    } else {
+        TRY_ASSIGN(stopped, relist(on_change));
+    }
     Backoff backoff(m_options.watch_backoff, m_random);
     int failures = 0;
     while (!stopped) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "gates/status.h"
@@ -29,6 +30,11 @@ struct ReflectorOptions {
     // Told the resourceVersion the collection is known up to, after a list has been
     // delivered (listed: true) and after each watch event (bookmarks too) has been.
     std::function<void(const std::string& resource_version, bool listed)> on_progress;
+    // The collection as the caller already knows it, exactly, as of
+    // known->resource_version (an object it has just created, when nothing else can match
+    // the selectors yet): taken as the first list without asking the API, the first watch
+    // starting from there. Later lists (after 410 Gone, when polling) ask the API.
+    std::optional<ObjectList> known;
     RetryPolicy watch_backoff{
         std::chrono::seconds(1), std::chrono::seconds(30), 2.0, 0.5, std::chrono::seconds(0), 0};
 };
@@ -60,6 +66,8 @@ class Reflector {
   private:
     // Lists and delivers the difference to what was known. Returns true when stopped.
     Result<bool> relist(const ChangeCallback& on_change);
+    // Delivers the difference between `list` and what was known, as relist() does.
+    bool take_list(ObjectList list, const ChangeCallback& on_change);
     // One watch from m_resource_version. Sets `stopped` when the callback said so.
     Status watch_once(TimePoint deadline, const ChangeCallback& on_change, bool& stopped,
                       int& delivered);

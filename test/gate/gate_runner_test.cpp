@@ -107,8 +107,11 @@ class WatchConnection : public test::SharedKubeApi {
 class GateConnection : public WatchConnection {
   public:
     GateConnection(test::FakeKubeApi& fake, Delivered& delivered, std::atomic<bool>& stopping)
-        : WatchConnection(fake, delivered, stopping) {}
+        : WatchConnection(fake, delivered, stopping), m_fake(fake) {}
     std::function<void(const json& job)> on_created;
+    // The Job's pod selector names its uid, as the API server's defaults make it (else
+    // its name, which a pod made before the Job could carry too).
+    bool select_by_uid = false;
     std::function<void(int n, const json& job)> on_memory_write;
     std::function<void(const json& event)> on_event;
     std::function<void()> on_job_read;
@@ -134,6 +137,15 @@ class GateConnection : public WatchConnection {
         job["spec"]["selector"]["matchLabels"] = {{"job-name", name}};
         job["spec"]["template"]["metadata"]["labels"]["job-name"] = name;
         auto created = WatchConnection::create(r, job);
+        if (created.is_ok() && select_by_uid) {
+            json defaulted = *created;
+            const json uid = defaulted["metadata"]["uid"];
+            defaulted["spec"]["selector"]["matchLabels"] = {
+                {"batch.kubernetes.io/controller-uid", uid}};
+            defaulted["spec"]["template"]["metadata"]["labels"]
+                     ["batch.kubernetes.io/controller-uid"] = uid;
+            created = m_fake.seed(kube::jobs(r.namespace_name, name), defaulted);
+        }
         if (created.is_ok() && on_created) {
             on_created(*created);
         }
@@ -148,6 +160,7 @@ class GateConnection : public WatchConnection {
     }
 
   private:
+    test::FakeKubeApi& m_fake;
     int m_writes = 0;
 };
 
@@ -171,7 +184,8 @@ json pod_of(const json& job, int restarts, int run, bool waiting) {
              {{"name", "migrations-a1b2c"},
               {"namespace", meta["namespace"]},
               {"uid", "pod-uid-a1b2c"},
-              {"labels", {{"job-name", meta["name"]}}},
+              {"labels",
+               {{"job-name", meta["name"]}, {"batch.kubernetes.io/controller-uid", meta["uid"]}}},
               {"ownerReferences",
                {{{"apiVersion", "batch/v1"},
                  {"kind", "Job"},
@@ -391,6 +405,40 @@ BOOST_AUTO_TEST_CASE(no_memory_write_once_the_newest_pods_reach_the_restart_limi
     BOOST_TEST(text.find("failed (MigrationsJobFailed)") != std::string::npos);
     // The first failure's write, then the end's: none in between.
     BOOST_TEST(bench.memory_writes().size() == 2u);
+}
+
+// Given a Job the gate created, whose pod selector names its uid, when its container
+// fails before the gate's watches start, then both watches start from the Job's
+// creation, without a list of either collection: the pod watch delivers that pod, and
+// the gate reports the failed run.
+BOOST_AUTO_TEST_CASE(a_created_job_is_watched_from_its_creation_without_a_list) {
+    GateBench bench;
+    bench.api.select_by_uid = true;
+    std::string created_at;
+    bench.api.on_created = [&](const json& job) {
+        created_at = job["metadata"]["resourceVersion"];
+        json running = job;
+        running["status"] = {{"active", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running);
+        bench.fake.seed(bench.pod_ref, pod_of(job, 0, 1, true));  // run 1 failed: back-off
+    };
+    bench.api.on_event = [&](const json&) { bench.signal = 15; };
+
+    GateResult result = bench.run(6);
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    BOOST_TEST(text.find("attempt 1 of 6 failed, 5 left: container migrations exited 7") !=
+               std::string::npos);
+    int watches = 0;
+    for (const auto& call : bench.fake.calls) {
+        BOOST_TEST(call.verb != "list", call.verb << " " << call.ref.describe());
+        if (call.verb == "watch" && watches++ < 2) {
+            BOOST_TEST(call.resource_version == created_at, call.ref.describe());
+        }
+    }
+    BOOST_TEST(watches >= 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

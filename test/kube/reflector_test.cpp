@@ -112,6 +112,47 @@ BOOST_AUTO_TEST_CASE(resumes_from_last_resource_version_after_a_normal_stream_en
     BOOST_TEST(reflector.resource_version() == "16");
 }
 
+BOOST_AUTO_TEST_CASE(a_known_first_list_is_taken_without_a_request_and_watched_from) {
+    // Given: the caller knows the collection at RV 10 (a Job it has just created), and
+    // the API answers only a watch, which brings the next change.
+    ReflectorFixture fx;
+    fx.server.push({200, "", {}, {event_line("MODIFIED", job("migrate", "11", "Running"))}});
+    kube::ReflectorOptions options;
+    options.known = kube::ObjectList{{job("migrate", "10")}, "10"};
+    std::vector<std::string> progress;
+    options.on_progress = [&](const std::string& rv, bool listed) {
+        progress.push_back((listed ? "list " : "") + rv);
+    };
+    kube::Reflector reflector(*fx.api, fx.clock, kube::jobs("gitlab"), options, fx.random);
+    Status status = reflector.run(fx.clock.now() + 1h, fx.recorder("MODIFIED migrate@11"));
+    // Then: the known object came first, as a list's would; the one request was a watch
+    // from RV 10, and no list was made.
+    BOOST_REQUIRE_MESSAGE(status.is_ok(), status.message());
+    BOOST_TEST(describe(fx.seen) == "ADDED migrate@10; MODIFIED migrate@11; ");
+    const auto requests = fx.server.requests();
+    BOOST_REQUIRE(requests.size() == 1u);
+    BOOST_TEST(requests[0].uri.find(
+                   "/apis/batch/v1/namespaces/gitlab/jobs?watch=1&resourceVersion=10&") == 0u);
+    BOOST_TEST(reflector.stats().lists == 0);
+    BOOST_TEST(progress == (std::vector<std::string>{"list 10"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_known_first_list_is_listed_again_after_410_gone) {
+    // Given: a known list at RV 10 that the server has compacted past.
+    ReflectorFixture fx;
+    fx.server.push_json(410, status_body(410, "Gone", "too old resource version"));
+    fx.server.push_json(200, list_body("31", {job("a", "31")}));
+    kube::ReflectorOptions options;
+    options.known = kube::ObjectList{{job("a", "10")}, "10"};
+    kube::Reflector reflector(*fx.api, fx.clock, kube::jobs("gitlab"), options, fx.random);
+    Status status = reflector.run(fx.clock.now() + 1h, fx.recorder("MODIFIED a@31"));
+    // Then: the API's list replaces it, as after any 410.
+    BOOST_REQUIRE_MESSAGE(status.is_ok(), status.message());
+    BOOST_TEST(describe(fx.seen) == "ADDED a@10; MODIFIED a@31; ");
+    BOOST_TEST(reflector.stats().lists == 1);
+    BOOST_TEST(reflector.stats().relists_after_gone == 1);
+}
+
 BOOST_AUTO_TEST_CASE(each_watch_asks_for_a_jittered_timeout_between_one_and_two_times_the_base) {
     // Given: a list and six watch streams of one change each, and a progress hook.
     ReflectorFixture fx;
