@@ -33,7 +33,7 @@ code, a missing attempt), never because the machine is slow.
 
 Usage: gate_requests.py --envgate PATH --controlplane PATH [--gates 4]
          [--quiet-minutes 12] [--run-seconds 4] [--backoff-limit 5] [--poll-interval 5s]
-         [--restart-policy Never|OnFailure]
+         [--restart-policy Never|OnFailure] [--restart-backoff DURATION]
          [--scenario quiet|crash|both] [--keep] [--logs DIR]
 """
 import argparse
@@ -163,9 +163,9 @@ class Proxy:
 
 
 class ControlPlane:
-    def __init__(self, binary, state):
+    def __init__(self, binary, state, flags=()):
         self.binary, self.state = binary, state
-        subprocess.run([RUN_SH, "start", binary, state], check=True, stdout=sys.stderr)
+        subprocess.run([RUN_SH, "start", binary, state, *flags], check=True, stdout=sys.stderr)
         text = open(os.path.join(state, "kubeconfig")).read()
         self.kubeconfig = os.path.join(state, "kubeconfig")
         self.port = int(re.search(r"server: https://127\.0\.0\.1:(\d+)", text).group(1))
@@ -375,13 +375,17 @@ def main():
     ap.add_argument("--backoff-limit", type=int, default=5)
     ap.add_argument("--restart-policy", choices=["Never", "OnFailure"], default="Never")
     ap.add_argument("--poll-interval", default="5s")
+    ap.add_argument("--restart-backoff", metavar="DURATION",
+                    help="the node agent's first crash-loop back-off (its default 100ms; "
+                         "the kubelet's is 10s, past the Job controller's 1s batch)")
     ap.add_argument("--scenario", choices=["quiet", "crash", "both"], default="both")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--logs", metavar="DIR", help="write each crash gate's output to DIR")
     args = ap.parse_args()
     args.envgate = os.path.abspath(args.envgate)
     work = tempfile.mkdtemp(prefix="gate-requests-")
-    cp = ControlPlane(os.path.abspath(args.controlplane), os.path.join(work, "controlplane"))
+    flags = [f"--container-restart-backoff={args.restart_backoff}"] if args.restart_backoff else []
+    cp = ControlPlane(os.path.abspath(args.controlplane), os.path.join(work, "controlplane"), flags)
     bad = []
     try:
         proxies = {}
@@ -391,7 +395,8 @@ def main():
             cp.proxy_kubeconfig(kubeconfig, proxy.port)
             proxies[mode] = (proxy, kubeconfig)
         print(f"envgate {subprocess.run([args.envgate, '--version'], capture_output=True, text=True).stdout.strip()}"
-              f"; poll interval {args.poll_interval}")
+              f"; poll interval {args.poll_interval}"
+              f"; container restart back-off {args.restart_backoff or '100ms (default)'}")
         if args.scenario in ("crash", "both"):
             bad += crash(args, cp, proxies, work)
         if args.scenario in ("quiet", "both"):

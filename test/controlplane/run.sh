@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Starts or stops the one control plane of a test run (the CTest fixture `controlplane`).
-#   run.sh start BIN STATE_DIR   starts it detached; returns once it is ready
+#   run.sh start BIN STATE_DIR [FLAG...]   starts it detached (with BIN's FLAGs, e.g.
+#                                          --container-restart-backoff=2s); returns once
+#                                          it is ready
 #   run.sh stop  BIN STATE_DIR   SIGTERM, then checks that no container process is left
 # STATE_DIR gets kubeconfig (+ kubeconfig.control), pid, port and controlplane.log.
 set -euo pipefail
 action=$1 bin=$2 state=$3
+shift 3
 
 stop_running() {
     local pid
@@ -37,7 +40,7 @@ start)
     stop_running || true
     rm -rf "$state/work" "$state/kubeconfig" "$state/kubeconfig.control" "$state/port"
     t0=$(date +%s%N)
-    setsid "$bin" --port 0 --write-kubeconfig "$state/kubeconfig" --workdir "$state/work" \
+    setsid "$bin" --port 0 --write-kubeconfig "$state/kubeconfig" --workdir "$state/work" "$@" \
         >"$state/port" 2>"$state/controlplane.log" </dev/null &
     echo $! >"$state/pid"
     for _ in $(seq 1 1200); do
