@@ -199,9 +199,9 @@ Result<std::optional<GateRunner::Pass>> GateRunner::each_change(
         if (at.size() != 2) {
             return std::optional<Pass>();
         }
-        TRY_ASSIGN(Pass joint,
-                   evaluate_snapshot(settings, id, as_cached(id, at[0], at[1]), memory, departed));
-        joint.revision = at[0].progress;
+        JobSnapshot pair = as_cached(id, at[0], at[1]);
+        pair.revision = at[0].progress;
+        TRY_ASSIGN(Pass joint, evaluate_snapshot(settings, id, std::move(pair), memory, departed));
         joint.behind = newest > joint.revision;
         // Not behind, it is the newest the caches hold too: no second evaluation.
         if (!joint.behind ||
@@ -233,6 +233,12 @@ Result<GateRunner::Pass> GateRunner::evaluate_snapshot(const GateRunSettings& se
             pods.push_back(std::move(pod));
         }
         for (const auto& item : departed) {
+            // Not beside a pair from before its deletion (the caches taken back): the pods
+            // there show it as it was then, if it was there at all.
+            auto deleted_at = kube::resource_version_number(kube::resource_version_of(item));
+            if (snap.revision != 0 && deleted_at && *deleted_at > snap.revision) {
+                continue;
+            }
             auto pod = gates::decode_pod_json(item, "deleted pod");
             bool listed = pod.is_ok() && std::any_of(pods.begin(), pods.end(), [&](const auto& p) {
                               return p.uid == pod->uid;

@@ -327,15 +327,15 @@ scenario_rerun_failed() {
     ok "failed gate rerun: same verdict, no new Job, no duplicate event"
 }
 
-# faults_loop FILE: about one request in five fails (500, 503, 429 with Retry-After in
-# turn: one failure armed each time 5 requests passed since the last one),
+# faults_loop FILE: about one request in four fails (500, 503, 429 with Retry-After in
+# turn: one failure armed each time 3 requests passed since the last one),
 # watches are closed every 2 s and the history compacted (410) every 3 s, until killed.
 # Appends one line per injected fault to FILE.
 faults_loop() {
     local i=0 armed=0 codes=(500 503 429) total last=0
     while true; do
         total=$("$KUBESIM" ctl counters | jq .total) || total=$last
-        if ((total - last >= 5)); then
+        if ((total - last >= 3)); then
             ctl fail --code "${codes[armed % 3]}" --count 1 --retry-after 1 || true
             echo "${codes[armed % 3]} at request $total" >>"$1"
             armed=$((armed + 1))
