@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "runner/exit_status.h"
 #include "runner/gate/gate_runner.h"
@@ -439,6 +440,51 @@ BOOST_AUTO_TEST_CASE(a_created_job_is_watched_from_its_creation_without_a_list) 
         }
     }
     BOOST_TEST(watches >= 2);
+}
+
+// Given a Job the gate created whose one pod runs without a failure, when the Job is
+// deleted and its pod is killed and deleted after it (the garbage collector: exit 143),
+// then the gate fails with JobDeleted and no last failure: the pod's kill came after the
+// Job was gone, and the passes that take the caches back to revisions before its
+// deletion do not pair the pod's last state with a Job that was still there.
+BOOST_AUTO_TEST_CASE(a_pod_killed_after_its_job_was_deleted_is_no_failure_of_the_job) {
+    GateBench bench;
+    bench.api.select_by_uid = true;
+    std::thread collector;
+    bench.api.on_created = [&](const json& job) {
+        const std::string name = job["metadata"]["name"];
+        json running = job;
+        running["status"] = {{"active", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        bench.fake.seed(kube::jobs("gitlab", name), running);
+        json pod = pod_of(job, 0, 0, false);
+        pod["status"]["containerStatuses"][0].erase("lastState");
+        json seeded = bench.fake.seed(bench.pod_ref, pod);
+        collector = std::thread([&bench, name, seeded] {
+            BOOST_REQUIRE(bench.delivered.wait_for("pods", rv(seeded)));
+            BOOST_REQUIRE(bench.fake.remove(kube::jobs("gitlab", name), {}).is_ok());
+            json killed = seeded;
+            killed["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:09Z";
+            killed["status"]["phase"] = "Failed";
+            killed["status"]["containerStatuses"][0]["state"] = {
+                {"terminated",
+                 {{"exitCode", 143},
+                  {"reason", "Error"},
+                  {"startedAt", "2026-12-01T10:00:02Z"},
+                  {"finishedAt", "2026-12-01T10:00:10Z"}}}};
+            bench.fake.seed(bench.pod_ref, killed);
+            BOOST_REQUIRE(bench.fake.remove(bench.pod_ref, {}).is_ok());
+        });
+    };
+
+    GateResult result = bench.run(6);
+    collector.join();
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(result.exit_code == k_exit_failed);
+    BOOST_TEST(text.find("failed (JobDeleted)") != std::string::npos);
+    BOOST_TEST(text.find("Last failure: none observed") != std::string::npos);
+    BOOST_TEST(text.find("143") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
