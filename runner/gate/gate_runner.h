@@ -57,7 +57,8 @@ class GateRunner {
     };
     Result<Launched> launch(const RenderedJob& job);
     // `departed`: pods deleted since the last pass, as last seen (they join this pass
-    // when the list no longer has them).
+    // when its pods no longer have them and it shows the store as of their deletion or
+    // later).
     // From the watch caches (`watch`, nullptr when not watching) while they answer, with
     // reads where they cannot (job_snapshot.h); `last`: what the last pass concluded.
     // `departed`: pods deleted since the last pass, as last seen. `expect_until`: set
