@@ -64,6 +64,21 @@ Holder holder_from_env(const GetEnv& getenv, const std::optional<std::string>& o
     return h;
 }
 
+Status check_holder_override(const GetEnv& getenv, const std::optional<std::string>& override_id) {
+    if (!override_id || !in_ci(getenv)) {
+        return Status::ok();
+    }
+    std::string project = env_or(getenv, "CI_PROJECT_PATH");
+    std::string pipeline = env_or(getenv, "CI_PIPELINE_ID");
+    std::string self = project.empty() || pipeline.empty() ? std::string("this pipeline")
+                                                           : project + "#" + pipeline;
+    return Status(Code::invalid,
+                  "--holder \"" + *override_id +
+                      "\" is refused in GitLab CI: a job acts only as its own pipeline (" + self +
+                      "); drop --holder (to free another pipeline's lock, use envgate unlock "
+                      "with a reason)");
+}
+
 std::string acting_user(const GetEnv& getenv) {
     if (in_ci(getenv)) {
         return env_or(getenv, "GITLAB_USER_LOGIN", "unknown");

@@ -227,6 +227,10 @@ int run_lock(const LockOptions& o, Context& ctx) {
         ctx.err << "envgate lock: --output must be text or json\n";
         return k_exit_usage;
     }
+    if (Status own = check_holder_override(ctx.getenv, o.holder); !own.is_ok()) {
+        ctx.err << "envgate lock " << o.action << ": " << own.message() << "\n";
+        return k_exit_usage;
+    }
     auto target = resolve_lock(o.config_path, o.env, ctx, exit,
                                {o.kubeconfig, std::nullopt, o.context, o.namespace_});
     if (!target) {

@@ -105,4 +105,30 @@ BOOST_AUTO_TEST_CASE(context_and_namespace_reach_the_lease_store) {
     BOOST_TEST(has(j["locks"][0]["error"].get<std::string>(), "Connection refused"));
 }
 
+// In CI the holder is the pipeline: --holder naming another pipeline is refused before
+// the lock is read, so pipeline 8 can neither re-enter nor release pipeline 7's lock.
+BOOST_AUTO_TEST_CASE(holder_flag_is_refused_inside_ci) {
+    Workspace w;
+    std::map<std::string, std::string> ci = {
+        {"CI", "true"}, {"CI_PROJECT_PATH", "grp/app"}, {"CI_PIPELINE_ID", "8"}};
+    const std::string before = locks::FileStore(w.locks).read("gstg")->version;
+    for (const char* action : {"acquire", "release", "fail", "verify"}) {
+        LockOptions o;
+        o.action = action;
+        o.env = "gstg";
+        o.config_path = w.config;
+        o.holder = "grp/app#7";
+        o.no_wait = true;
+        Run r = w.run([&](Context& ctx) { return run_lock(o, ctx); }, ci);
+        BOOST_TEST(r.code == k_exit_usage, action);
+        BOOST_TEST(has(r.err, "--holder \"grp/app#7\" is refused in GitLab CI"), r.err);
+        BOOST_TEST(has(r.err, "its own pipeline (grp/app#8)"), r.err);
+    }
+    BOOST_TEST(locks::FileStore(w.locks).read("gstg")->version == before);
+    // Outside CI --holder still names the holder (a person's own scripts).
+    Run local = w.lock("verify", "gstg", "grp/app#7");
+    BOOST_TEST(local.code == k_exit_lock_not_obtained, local.err);
+    BOOST_TEST(!has(local.err, "refused in GitLab CI"), local.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
