@@ -69,4 +69,35 @@ BOOST_AUTO_TEST_CASE(cancel_terminates_the_whole_process_group) {
     BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(20)));
 }
 
+// The guardian: while envgate shows that it holds its lock the step runs to its end;
+// once it stops showing it, the step's whole group is killed within the watchdog, by the
+// guardian and not by envgate's own loop (which would say cancelled_by).
+BOOST_AUTO_TEST_CASE(the_guardian_kills_the_step_when_the_lock_is_no_longer_shown) {
+    PosixProcessRunner runner;
+    StepCommand held;
+    held.command = "sleep 0.6; echo done";
+    held.watchdog = std::chrono::milliseconds(200);
+    held.holding = [] { return true; };
+    std::vector<std::string> lines;
+    auto ok = runner.run(
+        held, [&](const std::string& l) { lines.push_back(l); }, [] { return 0; });
+    BOOST_REQUIRE(ok.is_ok());
+    BOOST_TEST(ok->exit_code == 0);
+    BOOST_TEST(lines == std::vector<std::string>{"done"}, boost::test_tools::per_element());
+
+    StepCommand lost = held;
+    lost.command = "sh -c 'sleep 60' & echo $! > /dev/null; sleep 60";
+    auto since = std::chrono::steady_clock::now();
+    int polls = 0;
+    lost.holding = [&] { return ++polls < 3; };  // proven twice, then not any more
+    auto killed = runner.run(
+        lost, [](const std::string&) {}, [] { return 0; });
+    auto took = std::chrono::steady_clock::now() - since;
+    BOOST_REQUIRE(killed.is_ok());
+    BOOST_TEST(killed->exit_code == 128 + SIGKILL);
+    BOOST_TEST(killed->cancelled_by == 0);
+    BOOST_TEST((took < std::chrono::seconds(2)),
+               std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
