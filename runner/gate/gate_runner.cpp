@@ -381,7 +381,11 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     auto launched = launch(rendered);
     if (!launched) {
         Code c = launched.status().code();
-        int code = c == Code::conflict ? k_exit_failed : k_exit_infra;
+        // A Job the API refuses as invalid (422) is a bad manifest, as `run`'s preflight
+        // says: exit 2, like every other configuration error.
+        int code = c == Code::conflict  ? k_exit_failed
+                   : c == Code::invalid ? k_exit_usage
+                                        : k_exit_infra;
         return finish(
             settings, {}, step,
             fail(StepState::failed, c == Code::conflict ? "JobConflict" : "KubernetesApiError",

@@ -494,4 +494,14 @@ BOOST_AUTO_TEST_CASE(a_pod_killed_after_its_job_was_deleted_is_no_failure_of_the
     BOOST_TEST(text.find("143") == std::string::npos);
 }
 
+// Given a Job manifest the API refuses as invalid (422 Unprocessable Entity), the gate
+// ends with exit 2 (a configuration error, as `run`'s preflight says), not 4.
+BOOST_AUTO_TEST_CASE(a_job_the_api_refuses_as_invalid_is_a_usage_error) {
+    GateBench bench;
+    bench.fake.fail_next(Code::invalid, "create");
+    GateResult result = bench.run(6);
+    BOOST_TEST_INFO(bench.out.str());
+    BOOST_TEST(result.exit_code == k_exit_usage);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
