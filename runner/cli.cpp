@@ -215,6 +215,11 @@ Handler define_run(CLI::App& app) {
     app.add_option("--progress-interval", o->progress_interval,
                    "print a progress line when a gate was quiet this long")
         ->capture_default_str();
+    app.add_option("--only", o->only,
+                   "run only this gate or step, as one job of a pipeline that holds the lock "
+                   "across its jobs: diff (or the first) takes the lock, the others need the "
+                   "pipeline to hold it; on success the lock stays held (hold_for) for the next "
+                   "job, on failure the failure policy applies");
     add_report_output_option(app, o->output);
     return [o](Context& ctx) { return run_run(*o, ctx); };
 }

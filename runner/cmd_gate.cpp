@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "locks/identity.h"
+#include "runner/cmd_run.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
 #include "runner/files.h"
@@ -94,9 +96,32 @@ std::string instance_name(Context& ctx) {
     return std::string("envgate@") + host;
 }
 
-}  // namespace
+// With envgate.yml the gate is one job of a pipeline that holds the environment's lock:
+// it runs as `envgate run --only GATE`, which proves the hold before creating the Job,
+// renews it while the gate blocks, stamps the fencing token on the Job, stops when the
+// hold is lost and records a failure in the lock.
+int run_fenced_gate(const GateOptions& o, Context& ctx) {
+    RunOptions r;
+    r.environment = o.environment;
+    r.config = o.config;
+    r.report_dir = o.report_dir;
+    r.no_wait = true;
+    r.on_cancel = o.on_cancel;
+    r.kubeconfig = o.kubeconfig;
+    r.context = o.context;
+    r.namespace_ = o.namespace_;
+    r.poll_interval = o.poll_interval;
+    r.progress_interval = o.progress_interval;
+    r.output = o.output;
+    r.only = o.gate;
+    r.manifest = o.manifest;
+    r.gate_timeout = o.timeout;
+    r.may_take_lock = false;
+    return run_run(r, ctx);
+}
 
-int run_gate(const GateOptions& o, Context& ctx) {
+// Without envgate.yml (outside CI only) there is no lock to prove: the gate runs alone.
+int run_unlocked_gate(const GateOptions& o, Context& ctx) {
     // -o json: stdout is the report alone (a script pipes it to jq), the log goes to stderr.
     const bool json = o.output == "json";
     JobLog log(json ? ctx.err : ctx.out, ctx.clock,
@@ -182,6 +207,21 @@ int run_gate(const GateOptions& o, Context& ctx) {
         ctx.out << render_run_json(shown);
     }
     return result.exit_code;
+}
+
+}  // namespace
+
+int run_gate(const GateOptions& o, Context& ctx) {
+    if (std::filesystem::exists(o.config)) {
+        return run_fenced_gate(o, ctx);
+    }
+    if (locks::in_ci(ctx.getenv)) {
+        ctx.err << "envgate gate: " << o.config
+                << " not found: in GitLab CI a gate runs under its environment's lock, which "
+                   "envgate.yml configures (--config)\n";
+        return k_exit_usage;
+    }
+    return run_unlocked_gate(o, ctx);
 }
 
 }  // namespace envgate

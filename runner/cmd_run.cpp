@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "gates/dns_label.h"
+#include "locks/identity.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
 #include "runner/report/render.h"
@@ -18,6 +19,13 @@ Result<UpgradeSettings> settings_from(const RunOptions& o) {
     UpgradeSettings s;
     s.holder = o.holder;
     s.no_wait = o.no_wait;
+    s.only = o.only;
+    s.manifest = o.manifest;
+    s.may_take_lock = o.may_take_lock;
+    if (o.gate_timeout) {
+        TRY_ASSIGN(s.gate_timeout, parse_bounded_duration("--timeout", *o.gate_timeout,
+                                                          std::chrono::milliseconds(1)));
+    }
     s.kubeconfig = o.kubeconfig;
     if (o.on_cancel != "leave" && o.on_cancel != "delete") {
         return Status(Code::invalid, "--on-cancel \"" + o.on_cancel + "\": leave or delete");
@@ -42,6 +50,10 @@ int run_run(const RunOptions& o, Context& ctx) {
     auto settings = settings_from(o);
     if (!settings) {
         ctx.err << "envgate run: " << settings.status().message() << "\n";
+        return k_exit_usage;
+    }
+    if (Status own = locks::check_holder_override(ctx.getenv, o.holder); !own.is_ok()) {
+        ctx.err << "envgate run: " << own.message() << "\n";
         return k_exit_usage;
     }
     auto config = load_config(o.config);

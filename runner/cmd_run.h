@@ -23,6 +23,13 @@ struct RunOptions {
     std::string poll_interval = "5s";
     std::string progress_interval = "30s";
     std::string output = "text";  // json: the log on stderr, the run's report on stdout
+    // --only NAME: one gate or step of the upgrade, as one job of a pipeline that holds
+    // the lock across its jobs (see UpgradeSettings::only).
+    std::optional<std::string> only;
+    // `envgate gate` through run: the gate's manifest and timeout, and no lock taken.
+    std::optional<std::string> manifest;
+    std::optional<std::string> gate_timeout;
+    bool may_take_lock = true;
 };
 
 int run_run(const RunOptions& options, Context& ctx);

@@ -53,10 +53,25 @@ std::string lock_command(const Plan& plan, const std::string& verb, const std::s
     return fmt::format("envgate lock {} {} {}", verb, lock, config_arg(plan));
 }
 
-// Re-enters the environment's lock (same pipeline) at the start of a job: renews
-// the hold between jobs and records the step, so a failure names where it broke.
-std::string enter_step(const Plan& plan, const std::string& env, const std::string& step) {
-    return lock_command(plan, "acquire", env) + " --step " + step;
+// One gate or step of the environment's upgrade as one job: `envgate run --only` takes
+// the lock (diff) or re-enters the pipeline's hold (the rest), renews it while the job
+// runs, records a failure in the lock itself (so no later job is needed for that) and,
+// on success, keeps the lock for the next job.
+std::string run_only(const Plan& plan, const std::string& env, const std::string& step) {
+    return fmt::format("envgate run --env {} --only {} {}", env, step, config_arg(plan));
+}
+
+// A job that did not succeed (cancelled, killed, timed out: envgate may not have settled
+// the lock itself) fails the lock at once, as the environment's policy says. GitLab runs
+// after_script on a cancel since 17.0 (CI_JOB_STATUS=canceled since runner 17.1) and
+// never for a job cancelled before it started; a lock already failed by this pipeline,
+// or not held by it, is left as it is.
+std::string fail_unless_success(const Plan& plan, const std::string& env, const std::string& step) {
+    return fmt::format(
+        "if [ \"$CI_JOB_STATUS\" != \"success\" ]; then {} --step {} --reason "
+        "JobNotSucceeded --message \"job $CI_JOB_NAME ended $CI_JOB_STATUS in $CI_JOB_URL\" "
+        "|| true; fi",
+        lock_command(plan, "fail", env), step);
 }
 
 std::string no_step(const std::string& step) {
@@ -145,22 +160,13 @@ Job env_job(const std::string& env, const std::string& what, const std::string& 
     return job;
 }
 
-Job gate_job(const Plan& plan, const std::string& env, const PlannedStep& gate,
-             const std::string& stage) {
-    Job job = env_job(env, gate.name, stage);
-    job.script.push_back(enter_step(plan, env, gate.name));
-    job.script.push_back(fmt::format("envgate gate --env {} --gate {} --manifest {} {}", env,
-                                     gate.name, shell_quote(gate.manifest), config_arg(plan)));
+// A job of the environment's chain that runs one gate or step with `envgate run --only`.
+Job chain_job(const Plan& plan, const std::string& env, const std::string& name,
+              const std::string& stage) {
+    Job job = env_job(env, name, stage);
+    job.script = {run_only(plan, env, name)};
+    job.after_script = {fail_unless_success(plan, env, name)};
     job.reports = true;
-    return job;
-}
-
-Job qa_job(const Plan& plan, const std::string& env, const PlannedStep& qa) {
-    Job job = env_job(env, "qa", env + "-qa");
-    job.script = {enter_step(plan, env, "qa"), lock_command(plan, "acquire", "qa"), qa.command,
-                  lock_command(plan, "release", "qa")};
-    job.after_script = {fmt::format("if [ \"$CI_JOB_STATUS\" != \"success\" ]; then {}; fi",
-                                    lock_command(plan, "fail", "qa"))};
     return job;
 }
 
@@ -169,18 +175,15 @@ Job qa_job(const Plan& plan, const std::string& env, const PlannedStep& qa) {
 Job sequence_job(const Plan& plan, const std::string& env, const PlannedStep& s,
                  std::string& stage) {
     if (s.name == "qa") {
-        stage = env + "-qa";
-        return qa_job(plan, env, s);
-    }
-    if (stage == env + "-diff") {
+        stage = env + "-qa";  // `envgate run --only qa` takes the global qa lock too
+    } else if (stage == env + "-diff") {
         stage = env + "-deploy";
     }
-    if (s.gate) {
-        return gate_job(plan, env, s, stage);
+    Job job = chain_job(plan, env, s.name, stage);
+    if (s.name == "qa") {  // and a qa job that did not succeed fails that lock too
+        job.after_script.push_back(fail_unless_success(plan, "qa", "qa"));
     }
-    Job job = env_job(env, s.name, stage);
     job.action = s.name == "deploy" ? "start" : "prepare";
-    job.script = {enter_step(plan, env, s.name), s.command};
     return job;
 }
 
@@ -194,9 +197,7 @@ std::vector<Job> split_jobs(const Plan& plan, const std::string& env) {
         jobs.push_back(std::move(job));
     };
     std::string stage = env + "-diff";
-    Job diff = env_job(env, "diff", stage);
-    diff.script = {enter_step(plan, env, "diff"), plan.diff_step.value_or(no_step("diff"))};
-    jobs.push_back(std::move(diff));
+    jobs.push_back(chain_job(plan, env, "diff", stage));
     for (const auto& s : plan.sequence) {
         chain(sequence_job(plan, env, s, stage));
     }

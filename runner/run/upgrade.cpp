@@ -50,15 +50,36 @@ StepReport& Upgrade::add_step(const std::string& name, const std::string& kind,
 // Renders every gate's Job and connects to the cluster before any lock is touched.
 int Upgrade::plan() {
     std::string pipeline = m_ctx.getenv("CI_PIPELINE_ID").value_or("local");
-    for (const RunEntry& entry : run_order(m_config)) {
+    const std::vector<RunEntry> order = run_order(m_config);
+    std::vector<RunEntry> entries = order;
+    if (const auto& only = m_settings.only; only && *only != "diff") {
+        bool named =
+            std::any_of(order.begin(), order.end(), [&](auto& e) { return e.name == *only; });
+        if (!named && m_settings.manifest) {
+            entries.push_back({*only, EntryKind::gate, false});
+        } else if (!named) {
+            m_ctx.err << "envgate run: --only \"" << *only << "\": " << m_config.path
+                      << " has no such gate or step; the run order is " << describe_run_order(order)
+                      << "\n";
+            return k_exit_usage;
+        }
+    }
+    for (const RunEntry& entry : entries) {
         const std::string& name = entry.name;
+        if (m_settings.only && name != *m_settings.only) {
+            continue;
+        }
         Planned p;
         p.name = name;
         p.gate = entry.kind == EntryKind::gate;
         if (p.gate) {
-            const GateSettings& gate = m_config.gates.at(name);
-            p.file = gate.job;
-            p.timeout = gate.timeout.value_or(std::chrono::hours(1));
+            auto gate = m_config.gates.find(name);
+            p.file =
+                m_settings.manifest.value_or(gate == m_config.gates.end() ? "" : gate->second.job);
+            p.timeout = m_settings.gate_timeout.value_or(
+                gate == m_config.gates.end()
+                    ? std::chrono::hours(1)
+                    : gate->second.timeout.value_or(std::chrono::hours(1)));
             auto text = read_file(p.file);
             if (!text) {
                 m_ctx.err << "envgate run: " << text.status().message() << "\n";
@@ -177,9 +198,18 @@ int Upgrade::run_shell_step(const Planned& p, StepReport& step) {
     if (m_lock) {
         grace = std::min(grace, m_lock->spec.lease_duration / 6);
     }
+    StepCommand command;
+    command.command = p.command;
+    command.env = env;
+    command.grace = grace;
+    if (m_fence) {
+        // Envgate stopped (SIGSTOP, a paused runner) stops proving the lock: its step is
+        // killed within lease / 6, long before the lease can run out for anyone else.
+        command.watchdog = m_lock->spec.lease_duration / 6;
+        command.holding = [this] { return !m_fence->doubt(); };
+    }
     auto exit = m_processes.run(
-        {p.command, env, grace}, [this](const std::string& line) { m_log.output(line); },
-        stop_signal());
+        command, [this](const std::string& line) { m_log.output(line); }, stop_signal());
     if (!exit) {
         step.attempts = 1;  // a step runs once: a failed run is its one attempt
         step.state = StepState::failed;

@@ -40,6 +40,19 @@ struct UpgradeSettings {
     std::optional<std::string> kubeconfig;
     Duration poll_interval = std::chrono::seconds(5);
     Duration progress_interval = std::chrono::seconds(30);  // a quiet gate's heartbeat
+    // One gate or step of the upgrade, as one job of a split pipeline. `diff` (or the
+    // first of the run order) takes the lock as a whole run does; any other needs the
+    // pipeline to hold it already (or a person to have unlocked this pipeline's failure)
+    // and never waits. Success keeps the lock held for `hold_for`, the gap until the
+    // next job re-enters it; a failure or a cancel applies the failure policy at once.
+    std::optional<std::string> only;
+    // `envgate gate`: the --only gate's Job manifest and timeout instead of the config's
+    // (a gate the config does not name runs from `manifest`).
+    std::optional<std::string> manifest;
+    std::optional<Duration> gate_timeout;
+    // false (`envgate gate`): the --only entry never takes the lock, even when it comes
+    // first; the pipeline must hold it already.
+    bool may_take_lock = true;
 };
 
 // The job-log section of `step` of the upgrade of `env`.
@@ -70,6 +83,10 @@ class Upgrade {
     int preflight_access(const std::string& gate_namespace);
     std::string cluster_of(const Status& status) const;
     int lock();
+    // --only of an entry after the first: why this job may not take the lock, or nullopt.
+    std::optional<std::string> reentry_refusal(const locks::LockRecord& record) const;
+    bool first_of_pipeline() const;
+    int keep_for_next_job(int exit_code);
     int run_steps();
     int run_planned(const Planned& p, StepReport& step);
     int run_shell_step(const Planned& p, StepReport& step);

@@ -5,6 +5,7 @@
 #include "runner/exit_status.h"
 #include "runner/run/reruns.h"
 #include "runner/run/upgrade.h"
+#include "runner/run_order.h"
 
 // The lock side of Upgrade: taking the lock, keeping it (heartbeat), the fencing
 // check every mutating action passes (still_holding) and what the run leaves it in.
@@ -54,6 +55,38 @@ int Upgrade::lock() {
     m_lock->spec.wait_timeout = m_settings.wait_timeout.value_or(m_lock->spec.wait_timeout);
     StepReport& step = add_step("lock", "lock", m_config.path);
     step.started = m_ctx.clock.now();
+    if (m_settings.only && !first_of_pipeline()) {
+        // A later job of the pipeline: it re-enters the pipeline's lock, never waits for
+        // it and never takes it from scratch (its earlier jobs' work may be gone).
+        m_lock->spec.wait = locks::Wait::no;
+        m_changed = true;  // the earlier jobs changed the environment
+        auto current = m_lock->store->read(m_env.name);
+        if (!current) {
+            step.finished = m_ctx.clock.now();
+            step.state = StepState::failed;
+            step.reason = "LockStoreError";
+            step.message = current.status().message();
+            m_log.line(Tone::failed, "lock " + m_env.name + ": " + m_log.mask(step.message));
+            return exit_for(current.status());
+        }
+        if (auto why = reentry_refusal(current->record)) {
+            step.finished = m_ctx.clock.now();
+            step.state = StepState::failed;
+            step.reason = current->record.state == locks::LockState::failed
+                              ? "LockHeldAfterFailure"
+                              : "LockNotHeldByPipeline";
+            step.message = *why;
+            fill_lock_report(current->record);
+            m_log.line(Tone::failed, fmt::format("{} of {} not run: {}", *m_settings.only,
+                                                 m_env.name, m_log.mask(*why)));
+            if (current->record.state == locks::LockState::failed) {
+                step.command = locks::unlock_command(current->record);
+                say_unlock(m_log, "to unlock it:", m_env.name, m_report.pipeline_url,
+                           *step.command);
+            }
+            return k_exit_lock_not_obtained;
+        }
+    }
     m_manager = std::make_unique<locks::LockManager>(*m_lock->store, m_ctx.clock, m_ctx.out,
                                                      m_ctx.pending_signal,
                                                      lock_manager_options(m_ctx.clock));
@@ -97,6 +130,81 @@ int Upgrade::lock() {
         return exit_for_signal(got->signal);
     }
     return k_exit_lock_not_obtained;
+}
+
+bool Upgrade::first_of_pipeline() const {
+    if (!m_settings.only) {
+        return true;
+    }
+    if (!m_settings.may_take_lock) {
+        return false;
+    }
+    if (*m_settings.only == "diff") {
+        return true;
+    }
+    auto order = run_order(m_config);
+    return !order.empty() && order.front().name == *m_settings.only;
+}
+
+std::optional<std::string> Upgrade::reentry_refusal(const locks::LockRecord& record) const {
+    if (record.state == locks::LockState::held && record.held_by(m_me.id)) {
+        return std::nullopt;
+    }
+    if (record.state == locks::LockState::failed) {
+        return fmt::format("the lock is held after a failure ({}); only a manual unlock frees it",
+                           locks::describe_failure(record));
+    }
+    if (record.state == locks::LockState::held) {
+        return fmt::format(
+            "the lock is held by {}, not by this pipeline ({}): this pipeline's "
+            "hold ran out and was taken over, so its remaining jobs must not run; "
+            "start a new pipeline",
+            record.holder ? record.holder->id : "another holder", m_me.id);
+    }
+    // Free. A person who unlocked this pipeline's failure lets its failed job be retried.
+    if (!record.history.empty() && record.history.back().what == "unlock") {
+        // The unlock's why ends "(was failed by ID, STEP: ...)" or "(was held by ID)".
+        const std::string& why = record.history.back().why;
+        if (why.find("(was failed by " + m_me.id + ",") != std::string::npos ||
+            why.find("(was held by " + m_me.id + ")") != std::string::npos) {
+            return std::nullopt;
+        }
+    }
+    return fmt::format(
+        "the lock is free: this pipeline ({}) does not hold it (its earlier jobs "
+        "did not take it, or it was released since); run the pipeline from its "
+        "diff job, which takes it",
+        m_me.id);
+}
+
+int Upgrade::keep_for_next_job(int exit_code) {
+    locks::LockSpec spec = m_lock->spec;
+    spec.lease_duration = m_env.lock.hold_for;
+    spec.step = *m_settings.only;
+    auto d = m_manager->renew(spec, m_me);
+    int code = exit_code;
+    if (!d) {
+        m_report.lock.update_error =
+            fmt::format("the lock could not be kept for the next job: {}", d.status().message());
+        code = exit_for(d.status());
+    } else if (d->outcome == locks::Outcome::refused) {
+        m_report.lock.update_error =
+            fmt::format("the lock could not be kept for the next job: {}", d->message);
+        code = k_exit_failed;
+    }
+    if (m_report.lock.update_error) {
+        m_log.line(Tone::failed, *m_report.lock.update_error);
+    } else {
+        m_log.line(
+            Tone::plain,
+            fmt::format("{} stays locked by {} for this pipeline's next job (for {} at "
+                        "most; `envgate lock release {}` ends it)",
+                        m_env.name, m_me.id, format_duration(spec.lease_duration), m_env.name));
+    }
+    if (auto current = m_lock->store->read(m_env.name)) {
+        fill_lock_report(current->record);
+    }
+    return code;
 }
 
 StoreOptions Upgrade::store_options() const {
@@ -199,6 +307,9 @@ int Upgrade::settle(int exit_code) {
     }
     if (!m_holding) {
         return exit_code;
+    }
+    if (m_settings.only && exit_code == k_exit_success && !m_lock_lost) {
+        return keep_for_next_job(exit_code);
     }
     if (m_lock_lost) {
         // Someone else may hold it now: neither released nor failed by this run.

@@ -499,8 +499,18 @@ if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\";
         "$T/status.prom" || fail "status: $(grep last_run_result "$T/status.prom")"
     grep -qxF 'envgate_gate_last_run_retries{environment="e1",gate="seed-check"} 1' "$T/status.prom" ||
         fail "status retries: $(grep last_run_retries "$T/status.prom")"
+    # With envgate.yml a gate runs under the environment's lock: refused while nobody
+    # holds it, run once this holder (local:USER@HOST) took it.
+    run_envgate 60 "$T/gate-unlocked.log" gate --env e1 --gate seed-check --config "$CFG" --report-dir "$T/rep-gate"
+    expect_rc 3 "envgate gate without the lock"
+    log_has "$T/gate-unlocked.log" "does not hold it"
+    run_envgate 30 "$T/gate-acquire.log" lock acquire e1 --config "$CFG"
+    expect_rc 0 "lock acquire before envgate gate"
     run_envgate 60 "$T/gate.log" gate --env e1 --gate seed-check --config "$CFG" --report-dir "$T/rep-gate"
     expect_rc 0 "envgate gate --gate seed-check"
+    expect_lock held
+    run_envgate 30 "$T/gate-release.log" lock release e1 --config "$CFG"
+    expect_rc 0 "lock release after envgate gate"
     log_has "$T/gate.log" "re-attached to Job $NS/$seed_job"
     [[ $(junit_xpath "$T/rep-gate" 'string(//testcase/@name)') == seed-check ]] || fail "gate junit"
     grep -qx "ENVGATE_JOB_SEED_CHECK=$seed_job" "$T/rep-gate/envgate.env" || fail "gate envgate.env"
@@ -534,6 +544,125 @@ if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\";
     grep -qE "^  failure  .*$want_failure" "$T/status-wide.txt" ||
         fail "status --wide: the failure is not on one line: $(cat "$T/status-wide.txt")"
     ok "added gate and step: run in place, in every report, status, explain and gate"
+}
+
+# ci PIPELINE CMD...: CMD with the CI variables of pipeline PIPELINE of project grp/app.
+ci() {
+    local id=$1
+    shift
+    CI=true CI_PROJECT_PATH=grp/app CI_PIPELINE_ID=$id \
+        CI_PIPELINE_URL=https://gitlab.example.com/grp/app/-/pipelines/$id "$@"
+}
+
+# The jobs of a split child pipeline (`envgate run --only`, `envgate gate`), in GitLab's
+# order, with each pipeline's CI variables: the lock is taken by the diff job, kept
+# between jobs, proven by every job before it acts, failed by the job that fails, and
+# refused to any other pipeline and to a --holder that names one.
+scenario_split_jobs() {
+    ok_job pre
+    job_manifest "$T/post.yaml" post Never 0 \
+        "$(job_script post "if [ ! -f '$T/fixed' ]; then echo 'column missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 2; fi; echo post fixed")"
+    write_config 'echo deploying $ENVGATE_ENV for $CI_PIPELINE_ID'
+    ci 8 run_envgate 30 "$T/early.log" run --env e1 --config "$CFG" --only deploy --report-dir "$T/r0"
+    expect_rc 3 "a later job of a pipeline that does not hold the lock"
+    log_has "$T/early.log" "the lock is free: this pipeline (grp/app#8) does not hold it"
+    log_lacks "$T/early.log" "deploying"
+    expect_lock free
+    ci 8 run_envgate 30 "$T/diff.log" run --env e1 --config "$CFG" --only diff --report-dir "$T/r1"
+    expect_rc 0 "the diff job takes the lock"
+    log_has "$T/diff.log" "e1 stays locked by grp/app#8 for this pipeline's next job"
+    expect_lock held
+    # Pipeline 7's gate job while pipeline 8 holds e1: refused, no Job created.
+    ci 7 run_envgate 30 "$T/gate7.log" gate --env e1 --gate pre-migrations --config "$CFG" --report-dir "$T/r7"
+    expect_rc 3 "another pipeline's gate"
+    log_has "$T/gate7.log" "held by grp/app#8, not by this pipeline (grp/app#7)"
+    [[ -z $(jobs_in "$NS") ]] || fail "pipeline 7's gate created a Job: $(jobs_in "$NS")"
+    # ... and naming pipeline 8 as the holder is refused in CI.
+    ci 7 run_envgate 30 "$T/holder7.log" run --env e1 --config "$CFG" --only deploy --holder grp/app#8
+    expect_rc 2 "--holder in CI"
+    log_has "$T/holder7.log" 'is refused in GitLab CI'
+    log_lacks "$T/holder7.log" "deploying"
+    ci 8 run_envgate 60 "$T/gate8.log" gate --env e1 --gate pre-migrations --config "$CFG" --report-dir "$T/r2"
+    expect_rc 0 "the holding pipeline's gate job"
+    local job
+    job=$(job_of "$T/gate8.log")
+    [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.metadata.labels.envgate\.dev/fence}') =~ ^[0-9]+$ ]] ||
+        fail "the gate's Job carries no fencing token"
+    ci 8 run_envgate 30 "$T/deploy.log" run --env e1 --config "$CFG" --only deploy --report-dir "$T/r3"
+    expect_rc 0 "the deploy job"
+    log_has "$T/deploy.log" "deploying e1 for 8"
+    ci 8 run_envgate 60 "$T/post.log" run --env e1 --config "$CFG" --only post-migrations --report-dir "$T/r4"
+    expect_rc 1 "post-migrations fails"
+    expect_lock failed
+    "$ENVGATE" status e1 --config "$CFG" --output json >"$T/status.json"
+    jq -e '.locks[0].lock.failure | .step == "post-migrations" and .reason == "MigrationsJobFailed"' \
+        "$T/status.json" >/dev/null || fail "the failure in the lock: $(cat "$T/status.json")"
+    log_has "$T/post.log" "envgate unlock e1"
+    check_reports "$T/r4" e1 failed MigrationsJobFailed
+    # A retry before the unlock stops at once, with the unlock command.
+    ci 8 run_envgate 30 "$T/retry-held.log" run --env e1 --config "$CFG" --only post-migrations
+    expect_rc 3 "a retry of the failed job before the unlock"
+    log_has "$T/retry-held.log" "held after a failure"
+    log_has "$T/retry-held.log" "envgate unlock e1"
+    run_envgate 30 "$T/unlock.log" unlock e1 --config "$CFG" --reason "column added by hand"
+    expect_rc 0 "unlock"
+    touch "$T/fixed"
+    # After the unlock, the failed job's retry (the same pipeline) takes the lock again.
+    ci 8 run_envgate 60 "$T/retry.log" run --env e1 --config "$CFG" --only post-migrations --report-dir "$T/r5"
+    expect_rc 0 "the retry after the unlock"
+    expect_lock held
+    ci 8 run_envgate 30 "$T/release.log" lock release e1 --config "$CFG"
+    expect_rc 0 "the release job"
+    expect_lock free
+    ok "split jobs: lock taken by diff, kept between jobs, failed by the failing job, fenced against pipeline 7"
+}
+
+# gone_within SECS PID: PID has ended within SECS; prints how long it took, in ms.
+gone_within() {
+    local start now
+    start=$(date +%s%N)
+    while kill -0 "$2" 2>/dev/null && [[ $(ps -o stat= -p "$2") != Z* ]]; do
+        now=$(date +%s%N)
+        (((now - start) / 1000000 < $1 * 1000)) || fail "process $2 still runs after ${1}s"
+        sleep 0.01
+    done
+    echo $((($(date +%s%N) - start) / 1000000))
+}
+
+# A step never outlives envgate: kill -9 of envgate, or of its whole process group (a
+# runner that kills only envgate's group), ends the step at once; SIGSTOP of envgate
+# alone ends it within lease_duration / 6, before the lease can run out.
+scenario_step_guardian() {
+    config_head >"$CFG"
+    sed -i 's/local_unlock: true }/local_unlock: true, lease_duration: 3s }/' "$CFG"
+    printf 'steps:\n  deploy: "echo $$ > %s/step.pid; exec sleep 60"\n' "$T" >>"$CFG"
+    local how ms pid step
+    for how in kill group stop; do
+        rm -f "$T/step.pid"
+        "$ENVGATE" unlock e1 --config "$CFG" --reason "next case" >/dev/null 2>&1 || true
+        setsid "$ENVGATE" run --env e1 --config "$CFG" --report-dir "$T/rep-$how" >"$T/run-$how.log" 2>&1 &
+        pid=$!
+        BG_PIDS+=("$pid")
+        wait_for 20 "the step to start ($how)" test -s "$T/step.pid"
+        step=$(cat "$T/step.pid")
+        case $how in
+            kill) kill -KILL "$pid" ;;
+            group) kill -KILL -- "-$pid" ;;
+            stop) kill -STOP "$pid" ;;
+        esac
+        ms=$(gone_within 3 "$step")
+        echo "step ended ${ms} ms after envgate's $how"
+        if [[ $how == stop ]]; then
+            ((ms <= 500 + 300)) || fail "the step outlived a stopped envgate by ${ms} ms (lease 3s / 6 = 500 ms)"
+            kill -CONT "$pid"
+            wait_exit "$pid" 20
+            expect_rc 1 "the resumed envgate finds its step killed"
+            expect_lock failed
+        else
+            ((ms <= 300)) || fail "the step outlived envgate ($how) by ${ms} ms"
+        fi
+    done
+    ok "the step ended with envgate (kill -9, kill of its group) and within lease/6 of a SIGSTOP"
 }
 
 "scenario_$SCENARIO"

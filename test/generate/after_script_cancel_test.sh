@@ -3,8 +3,9 @@
 # (CI_JOB_STATUS=canceled): usage after_script_cancel_test.sh ENVGATE TEMPLATE. With the
 # lock still held by the cancelled job's pipeline (envgate was killed before it could
 # settle it), the after_script fails it at once, so the pipeline never waits for the
-# lease to run out; a lock envgate already failed keeps its own failure; a job that
-# was not cancelled leaves the lock alone.
+# lease to run out; so does a job that failed without envgate settling the lock (envgate
+# killed, the runner's timeout); a lock envgate already failed keeps its own failure; a
+# job that succeeded leaves the lock alone.
 set -euo pipefail
 ENVGATE=$1 TEMPLATE=$2
 T=$(mktemp -d "${TMPDIR:-/tmp}/envgate-after-script.XXXXXX")
@@ -36,14 +37,21 @@ state() { "$ENVGATE" status gprd --config "$T/envgate.yml" --output json |
 acquire() { "$ENVGATE" lock acquire gprd --config "$T/envgate.yml" --hold-for 10m >/dev/null; }
 
 acquire
-CI_JOB_STATUS=failed sh -e "$T/after_script.sh"
-[[ $(state) == held ]] || fail "after a failed (not cancelled) job the lock is $(state), want held"
+CI_JOB_STATUS=success sh -e "$T/after_script.sh"
+[[ $(state) == held ]] || fail "after a job that succeeded the lock is $(state), want held"
 
 CI_JOB_STATUS=canceled sh -e "$T/after_script.sh" >"$T/cancel.log" 2>&1 ||
     fail "the after_script failed: $(cat "$T/cancel.log")"
 [[ $(state) == failed ]] || fail "after the cancelled job the lock is $(state), want failed"
-"$ENVGATE" status gprd --config "$T/envgate.yml" --output json | grep -q "the deploy job was cancelled" ||
+"$ENVGATE" status gprd --config "$T/envgate.yml" --output json | grep -q "the deploy job ended canceled" ||
     fail "the lock's failure does not say the job was cancelled"
+
+# A job that failed while envgate could not settle the lock (killed): failed at once.
+env -u CI -u GITLAB_CI "$ENVGATE" unlock gprd --config "$T/envgate.yml" --reason "test" >/dev/null
+acquire
+CI_JOB_STATUS=failed sh -e "$T/after_script.sh" >"$T/failed.log" 2>&1 ||
+    fail "the after_script failed: $(cat "$T/failed.log")"
+[[ $(state) == failed ]] || fail "after a failed job that left the lock held it is $(state), want failed"
 
 # A lock that envgate itself failed (it got SIGTERM and settled) keeps its failure.
 env -u CI -u GITLAB_CI "$ENVGATE" unlock gprd --config "$T/envgate.yml" --reason "test" >/dev/null # as a person

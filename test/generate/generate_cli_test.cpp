@@ -115,8 +115,8 @@ BOOST_AUTO_TEST_CASE(deploy_child_in_promotion_order) {
     Run r = f.generate("cli-deploy.yml", {"--base", f.c1, "--head", c2});
     BOOST_TEST(r.code == k_exit_success, r.err);
     BOOST_TEST(!has(r.child, "dev-diff"));
-    BOOST_TEST(has(r.child, "envgate lock acquire staging"));
-    BOOST_TEST(has(r.child, "envgate gate --env prod --gate pre-migrations"));
+    BOOST_TEST(has(r.child, "envgate run --env staging --only diff"));
+    BOOST_TEST(has(r.child, "envgate run --env prod --only pre-migrations"));
     BOOST_TEST(r.child.find("staging-diff") < r.child.find("prod-diff"));
     BOOST_TEST(has(r.child, "base: " + f.c1));
     BOOST_TEST(has(r.err, "staging: 1 changed path(s), e.g. envs/shared/s"), r.err);
