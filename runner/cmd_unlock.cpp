@@ -5,6 +5,7 @@
 
 #include "locks/describe.h"
 #include "locks/identity.h"
+#include "locks/policy.h"
 #include "runner/cmd_lock.h"
 #include "runner/config.h"
 #include "runner/exit_status.h"
@@ -218,7 +219,7 @@ std::string repair_instructions(const Config& config, const std::string& name) {
 }
 
 int run_unlock(const UnlockOptions& o, Context& ctx) {
-    if (o.reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    if (locks::is_blank_text(o.reason)) {
         ctx.err << "envgate unlock: --reason TEXT is required, and not blank (it is kept in the "
                    "lock history)\n";
         return k_exit_usage;

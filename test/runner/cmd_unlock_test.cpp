@@ -285,10 +285,11 @@ BOOST_AUTO_TEST_CASE(for_a_lease_the_commands_name_the_context_namespace_and_lea
 }
 
 BOOST_AUTO_TEST_CASE(a_blank_reason_is_no_reason) {
-    // Given a failed lock, then an unlock whose reason is only whitespace is refused
-    // (exit 2) and the lock stays failed.
+    // Given a failed lock, then an unlock whose reason is only whitespace, ASCII or
+    // Unicode (no-break, ideographic, em, zero-width spaces), is refused (exit 2) and
+    // the lock stays failed.
     Workspace w;
-    for (const char* blank : {"", "   ", "\t\n"}) {
+    for (const char* blank : {"", "   ", "\t\n", "\u00a0\u00a0", "\u3000\u2003", "\u200b\u00a0"}) {
         BOOST_TEST_CONTEXT("reason \"" << blank << "\"") {
             Run r = w.unlock({{"USER", "sre"}}, blank);
             BOOST_TEST(r.code == k_exit_usage);
