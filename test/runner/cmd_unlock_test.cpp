@@ -46,6 +46,9 @@ class FakeMembers : public GroupMembers {
     std::map<std::string, Result<bool>> answers;
     std::vector<std::string> asked;
     Result<JobUser> job_user(const std::string&) override { return JobUser{"bob", 42}; }
+    Result<std::string> signing_keys() override {
+        return Status(Code::not_found, "no key set here");
+    }
     Result<bool> is_member(const std::string& group, std::int64_t user_id) override {
         asked.push_back(group + "/" + std::to_string(user_id));
         auto it = answers.find(group);
