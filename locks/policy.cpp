@@ -3,7 +3,9 @@
 #include "locks/policy_detail.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 namespace envgate::locks {
 
@@ -241,6 +243,54 @@ Observations observe(const Observations& before, const LockRecord& record, TimeP
         keep(waiter_key(w.who.id), format_rfc3339_micro(w.last_seen));
     }
     return after;
+}
+
+namespace {
+
+// The code point that starts `text` at `at` and its length in bytes; nullopt for a
+// byte that starts no well-formed UTF-8 sequence.
+std::optional<std::pair<char32_t, std::size_t>> decode_utf8(std::string_view text, std::size_t at) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[at + i]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80) {
+        return std::pair<char32_t, std::size_t>{lead, 1};
+    }
+    const std::size_t size = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
+    if (size == 0 || lead > 0xF4 || at + size > text.size()) {
+        return std::nullopt;
+    }
+    char32_t cp = lead & (0x7F >> size);
+    for (std::size_t i = 1; i < size; ++i) {
+        if ((byte(i) & 0xC0) != 0x80) {
+            return std::nullopt;
+        }
+        cp = (cp << 6) | (byte(i) & 0x3F);
+    }
+    const char32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[size] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        return std::nullopt;
+    }
+    return std::pair<char32_t, std::size_t>{cp, size};
+}
+
+// Unicode White_Space, plus the invisible format characters a reason could be made of.
+bool shows_nothing(char32_t cp) {
+    return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           cp == 0x180E || (cp >= 0x2000 && cp <= 0x200D) || cp == 0x2028 || cp == 0x2029 ||
+           cp == 0x202F || cp == 0x205F || cp == 0x2060 || cp == 0x3000 || cp == 0xFEFF;
+}
+
+}  // namespace
+
+bool is_blank_text(std::string_view text) {
+    for (std::size_t at = 0; at < text.size();) {
+        auto cp = decode_utf8(text, at);
+        if (!cp || !shows_nothing(cp->first)) {
+            return false;
+        }
+        at += cp->second;
+    }
+    return true;
 }
 
 Decision decide(const LockRecord& record, const Request& request, TimePoint now,

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "locks/lock_record.h"
 
@@ -83,5 +84,10 @@ Decision decide(const LockRecord& record, const Request& request, TimePoint now,
 
 const char* outcome_name(Outcome outcome);
 const char* refusal_name(Refusal refusal);
+
+// Whether `text` shows nothing: only Unicode white space (ASCII, no-break, en/em,
+// ideographic, line separators, ...) and invisible format characters (zero-width
+// space and joiners, BOM). Bytes that are not UTF-8 count as something shown.
+bool is_blank_text(std::string_view text);
 
 }  // namespace envgate::locks

@@ -104,7 +104,7 @@ Decision verify(const LockRecord& r, const Request& rq) {
 }
 
 Decision unlock(LockRecord next, const Request& rq, TimePoint now) {
-    if (rq.reason.find_first_not_of(" \t\r\n") == std::string::npos) {  // blank is no reason
+    if (is_blank_text(rq.reason)) {
         return refuse(Refusal::reason_required, "unlock needs a reason (--reason TEXT)");
     }
     if (rq.expect_holder && !next.held_by(*rq.expect_holder)) {

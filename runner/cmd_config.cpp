@@ -124,6 +124,32 @@ void emit_ci(YAML::Emitter& y, const CiSettings& ci) {
     y << YAML::EndMap;
 }
 
+void emit_gitlab(YAML::Emitter& y, const GitLabServer& gitlab) {
+    if (gitlab.url.empty()) {
+        return;
+    }
+    y << YAML::Key << "gitlab" << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "url" << YAML::Value << gitlab.url;
+    if (!gitlab.ca_file.empty()) {
+        y << YAML::Key << "ca_file" << YAML::Value << gitlab.ca_file;
+    }
+    if (const auto& t = gitlab.id_token) {
+        y << YAML::Key << "id_token" << YAML::Value << YAML::BeginMap;
+        y << YAML::Key << "variable" << YAML::Value << t->variable;
+        y << YAML::Key << "audience" << YAML::Value << t->audience;
+        std::vector<std::string> require;
+        if (t->require_protected_ref) {
+            require.push_back("ref_protected");
+        }
+        if (t->require_protected_environment) {
+            require.push_back("environment_protected");
+        }
+        emit_list(y, "require", require);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string render_config(const Config& config) {
@@ -145,6 +171,7 @@ std::string render_config(const Config& config) {
     y << YAML::EndSeq;
     emit_gates_and_steps(y, config);
     emit_ci(y, config.ci);
+    emit_gitlab(y, config.gitlab);
     y << YAML::EndMap;
     return std::string(y.c_str()) + "\n";
 }

@@ -5,10 +5,14 @@
 
 #include "locks/describe.h"
 #include "locks/identity.h"
+#include "locks/policy.h"
 #include "runner/cmd_lock.h"
 #include "runner/config.h"
+#include "runner/config_gitlab.h"
 #include "runner/exit_status.h"
+#include "runner/gitlab_identity.h"
 #include "runner/gitlab_members.h"
+#include "runner/secrets.h"
 
 namespace envgate {
 namespace {
@@ -70,8 +74,9 @@ bool in_gitlab_job(const Context& ctx) {
     return false;
 }
 
-// Who runs this job, as GitLab says (GET /api/v4/job with CI_JOB_TOKEN), not as the
-// job's own GITLAB_USER_LOGIN says. Returns 0 and sets `user`, else the exit status.
+// Who runs this job, as GitLab says (GET /api/v4/job with CI_JOB_TOKEN, to the pinned
+// server only), not as the job's own GITLAB_USER_LOGIN says. Returns 0 and sets
+// `user`, else the exit status.
 int verified_job_user(const std::string& env, GroupMembers& gitlab, JobUser& user, Context& ctx) {
     const std::string job_token = env_value(ctx, "CI_JOB_TOKEN");
     if (job_token.empty()) {
@@ -88,11 +93,70 @@ int verified_job_user(const std::string& env, GroupMembers& gitlab, JobUser& use
         return asked.status().code() == Code::transient ? k_exit_infra : k_exit_failed;
     }
     user = std::move(asked).value();
-    const std::string claimed = env_value(ctx, "GITLAB_USER_LOGIN");
-    if (!claimed.empty() && claimed != user.username) {
-        ctx.err << "envgate unlock: GITLAB_USER_LOGIN says " << claimed
-                << ", GitLab says this job runs as " << user.username << ": " << user.username
-                << " is checked\n";
+    return 0;
+}
+
+// Who runs this job, as the GitLab ID token in `settings.variable` says: a JWT whose
+// signature the pinned server's keys verify. No job token is sent anywhere. Returns 0
+// and sets `user`, else the exit status.
+int id_token_user(const std::string& env, const GitLabServer& pinned, GroupMembers& gitlab,
+                  JobUser& user, Context& ctx) {
+    const IdTokenSettings& settings = *pinned.id_token;
+    const std::string jwt = env_value(ctx, settings.variable.c_str());
+    if (jwt.empty()) {
+        ctx.err << "envgate unlock: may not unlock " << env << " from CI: " << settings.variable
+                << " is not set: give the job an ID token (id_tokens: { " << settings.variable
+                << ": { aud: " << settings.audience
+                << " } }; the unlock component does), as gitlab.id_token in envgate.yml says\n";
+        return k_exit_failed;
+    }
+    add_secret(jwt);
+    auto keys = gitlab.signing_keys();
+    if (!keys.is_ok()) {
+        ctx.err << "envgate unlock: may not unlock " << env
+                << " from CI: the GitLab server's signing keys could not be read: "
+                << keys.status().message() << "\n";
+        return keys.status().code() == Code::transient ? k_exit_infra : k_exit_failed;
+    }
+    IdTokenPolicy policy{pinned.url, settings.audience, settings.require_protected_ref,
+                         settings.require_protected_environment};
+    auto claims = verify_id_token(jwt, *keys, policy, ctx.clock.now());
+    if (!claims.is_ok()) {
+        ctx.err << "envgate unlock: may not unlock " << env << " from CI: " << settings.variable
+                << ": " << claims.status().message() << "\n";
+        return k_exit_failed;
+    }
+    user.username = claims->user_login;
+    user.id = claims->user_id.value_or(0);
+    ctx.err << "envgate unlock: the ID token of " << pinned.url << " names " << user.username
+            << (claims->project_path.empty() ? "" : " in " + claims->project_path)
+            << (claims->ref.empty() ? "" : " on " + claims->ref)
+            << (claims->ref_protected ? " (protected)" : "")
+            << (claims->environment.empty() ? "" : ", environment " + claims->environment)
+            << (claims->environment_protected ? " (protected)" : "") << "\n";
+    return 0;
+}
+
+// The GitLab server this job may ask: envgate.yml's, never the job's CI_SERVER_URL,
+// which only has to agree with it. Returns 0, else the exit status.
+int check_pinned_server(const std::string& env, const GitLabServer& pinned, Context& ctx) {
+    if (pinned.url.empty()) {
+        ctx.err << "envgate unlock: may not unlock " << env
+                << " from CI: envgate.yml does not name the GitLab server to ask who runs this "
+                   "job (a job can point CI_SERVER_URL at a server of its own). Add:\n"
+                   "  gitlab:\n"
+                   "    url: https://gitlab.example.com   # your GitLab\n";
+        return k_exit_usage;
+    }
+    const std::string claimed = env_value(ctx, "CI_SERVER_URL");
+    if (!claimed.empty()) {
+        auto url = normalized_gitlab_url(claimed);
+        if (!url.is_ok() || *url != pinned.url) {
+            ctx.err << "envgate unlock: may not unlock " << env << " from CI: this job's "
+                    << "CI_SERVER_URL is " << claimed << ", but envgate.yml names gitlab.url "
+                    << pinned.url << "; envgate asks only the GitLab envgate.yml names\n";
+            return k_exit_failed;
+        }
     }
     return 0;
 }
@@ -100,23 +164,37 @@ int verified_job_user(const std::string& env, GroupMembers& gitlab, JobUser& use
 // The CI rule. Returns 0 when allowed (and `actor` is the login GitLab named), else the
 // exit status.
 int authorize_in_ci(const std::string& env, std::string& actor,
-                    const std::vector<std::string>& unlockers, Context& ctx) {
+                    const std::vector<std::string>& unlockers, const GitLabServer& pinned,
+                    Context& ctx) {
+    if (int refused = check_pinned_server(env, pinned, ctx)) {
+        return refused;
+    }
     const std::string token = env_value(ctx, k_token_variable);
-    auto made = make_gitlab_members(
-        {env_value(ctx, "CI_SERVER_URL"), token, env_value(ctx, "CI_SERVER_TLS_CA_FILE")});
+    auto made = make_gitlab_members({pinned.url, token, pinned.ca_file});
     if (!made.is_ok()) {
         ctx.err << "envgate unlock: may not unlock " << env
-                << " from CI: cannot reach GitLab to check who runs this job: "
-                << made.status().message() << "\n";
+                << " from CI: " << made.status().message() << "\n";
         return k_exit_usage;
     }
     JobUser user;
-    if (int refused = verified_job_user(env, **made, user, ctx)) {
+    int refused = pinned.id_token ? id_token_user(env, pinned, **made, user, ctx)
+                                  : verified_job_user(env, **made, user, ctx);
+    if (refused != 0) {
         return refused;
+    }
+    const std::string claimed = env_value(ctx, "GITLAB_USER_LOGIN");
+    if (!claimed.empty() && claimed != user.username) {
+        ctx.err << "envgate unlock: GITLAB_USER_LOGIN says " << claimed
+                << ", GitLab says this job runs as " << user.username << ": " << user.username
+                << " is checked\n";
     }
     actor = user.username;
     GroupMembers* members = token.empty() ? nullptr : made->get();
-    UnlockerCheck check = check_unlocker(actor, user.id, unlockers, members);
+    std::optional<std::int64_t> id;
+    if (user.id != 0) {
+        id = user.id;
+    }
+    UnlockerCheck check = check_unlocker(actor, id, unlockers, members);
     if (!check.allowed) {
         ctx.err << "envgate unlock: " << actor << " may not unlock " << env
                 << " from CI: " << check.refusal << "\n";
@@ -218,7 +296,7 @@ std::string repair_instructions(const Config& config, const std::string& name) {
 }
 
 int run_unlock(const UnlockOptions& o, Context& ctx) {
-    if (o.reason.find_first_not_of(" \t\r\n") == std::string::npos) {
+    if (locks::is_blank_text(o.reason)) {
         ctx.err << "envgate unlock: --reason TEXT is required, and not blank (it is kept in the "
                    "lock history)\n";
         return k_exit_usage;
@@ -240,7 +318,7 @@ int run_unlock(const UnlockOptions& o, Context& ctx) {
     }
     std::string actor = locks::acting_user(ctx.getenv);
     if (in_gitlab_job(ctx)) {
-        if (int refused = authorize_in_ci(o.env, actor, target->unlockers, ctx)) {
+        if (int refused = authorize_in_ci(o.env, actor, target->unlockers, config->gitlab, ctx)) {
             return refused;
         }
     } else if (!target->local_unlock) {

@@ -1,6 +1,8 @@
 // `envgate unlock ENV --reason TEXT [--expect-holder ID]`: the manual unlock of a
 // held or failed lock, recording who and why. In CI only `unlockers` may run it:
-// listed logins, and active members of listed `@group` entries (GitLab API).
+// listed logins, and active members of listed `@group` entries (GitLab API), the user
+// vouched for by the GitLab server envgate.yml pins (`gitlab:`), never by one a job
+// variable names: a verified ID token, or that server's answer for the job token.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,7 @@
 
 #include "runner/config_check.h"
 #include "runner/config_ci.h"
+#include "runner/config_gitlab.h"
 #include "runner/config_lint.h"
 #include "runner/config_steps.h"
 #include "runner/config_yaml.h"
@@ -25,8 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> k_top_keys = {
-    "version", "defaults", "environments", "gates", "steps", "lint", "ci"};
+const std::vector<std::string> k_top_keys = {"version", "defaults", "environments", "gates",
+                                             "steps",   "lint",     "ci",           "gitlab"};
 const std::vector<std::string> k_defaults_keys = {"namespace", "lock", "unlockers"};
 const std::vector<std::string> k_lock_keys = {"store",          "path",     "namespace",
                                               "on_failure",     "order",    "wait_timeout",
@@ -65,6 +66,7 @@ class ConfigParser {
         check_added_entries(m_config, m_added, m_f);
         read_lint_section(root["lint"], m_f, m_config.lint);
         read_ci_section(root["ci"], m_config.environments, m_f, m_config.ci);
+        read_gitlab_section(root["gitlab"], m_dir, m_f, m_config.gitlab);
         check_environments(m_config.environments, m_marks, m_f);
         return finish();
     }

@@ -77,6 +77,22 @@ struct CiSettings {
     bool has_defaults() const { return image || !tags.empty() || interruptible || timeout; }
 };
 
+// `gitlab:`: the one GitLab server `envgate unlock` asks in CI who runs the job, and
+// where its ID tokens come from. From the repository, never from a job variable: a job
+// can point CI_SERVER_URL at a server of its own.
+struct IdTokenSettings {
+    std::string variable = "ENVGATE_ID_TOKEN";   // the job's id_tokens: entry holding the JWT
+    std::string audience;                        // its `aud:`; the token must name it
+    bool require_protected_ref = false;          // claim ref_protected must be true
+    bool require_protected_environment = false;  // claim environment_protected must be true
+};
+
+struct GitLabServer {
+    std::string url;      // "https://gitlab.example.com", no trailing '/'; empty: not pinned
+    std::string ca_file;  // verify its TLS with this CA bundle instead of the system's
+    std::optional<IdTokenSettings> id_token;  // set: the unlocker comes from a signed JWT
+};
+
 struct Config {
     std::string path;  // the file it was read from
     int version = 1;
@@ -93,6 +109,7 @@ struct Config {
     std::vector<std::string> default_unlockers;
     lint::LintSettings lint;  // `lint:`, for envgate lint
     CiSettings ci;            // `ci:`, for envgate generate
+    GitLabServer gitlab;      // `gitlab:`, for envgate unlock in CI
 
     // REQUIRES: nothing. Returns nullptr when no environment has that name.
     const Environment* find_environment(const std::string& name) const {

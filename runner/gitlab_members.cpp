@@ -90,6 +90,16 @@ class GitLabMembers : public GroupMembers {
                                    job_token);
     }
 
+    Result<std::string> signing_keys() override {
+        TRY_ASSIGN(Reply reply, get(m_prefix + "/oauth/discovery/keys", nullptr, ""));
+        if (reply.status != 200) {
+            const std::string status_line = std::to_string(reply.status) + " " + reply.reason;
+            return Status(code_for_status(reply.status), reply.request + ": " + status_line +
+                                                             body_message(reply.body, status_line));
+        }
+        return reply.body;
+    }
+
   private:
     struct Reply {
         int status = 0;
@@ -98,8 +108,8 @@ class GitLabMembers : public GroupMembers {
         std::string request;
     };
 
-    // GET `path` with the credential header `header: secret`; `secret` is masked out of
-    // any error text.
+    // GET `path` with the credential header `header: secret` (none when `header` is
+    // null); `secret` is masked out of any error text.
     Result<Reply> get(const std::string& path, const char* header, const std::string& secret) {
         Reply reply;
         reply.request = "GET " + m_uri.getScheme() + "://" + m_uri.getAuthority() + path;
@@ -107,7 +117,9 @@ class GitLabMembers : public GroupMembers {
             auto session = open_session();
             Poco::Net::HTTPRequest get(Poco::Net::HTTPRequest::HTTP_GET, path,
                                        Poco::Net::HTTPMessage::HTTP_1_1);
-            get.set(header, secret);
+            if (header != nullptr) {
+                get.set(header, secret);
+            }
             get.set("Accept", "application/json");
             get.set("User-Agent", "envgate");
             session->sendRequest(get);
@@ -154,7 +166,7 @@ Result<Poco::Net::Context::Ptr> tls_context(const GitLabSettings& s) {
         return Context::Ptr(new Context(Context::TLS_CLIENT_USE, params));
     } catch (const Poco::Exception& e) {
         return Status(Code::invalid,
-                      "CI_SERVER_TLS_CA_FILE " + s.ca_file + ": cannot use it: " + e.displayText());
+                      "gitlab.ca_file " + s.ca_file + ": cannot use it: " + e.displayText());
     }
 }
 
@@ -226,15 +238,15 @@ Result<std::unique_ptr<GroupMembers>> make_gitlab_members(const GitLabSettings& 
         uri = Poco::URI(settings.server_url);
     } catch (const Poco::Exception& e) {
         return Status(Code::invalid,
-                      "CI_SERVER_URL \"" + settings.server_url + "\": " + e.displayText());
+                      "gitlab.url \"" + settings.server_url + "\": " + e.displayText());
     }
     const std::string scheme = uri.getScheme();
     if ((scheme != "https" && scheme != "http") || uri.getHost().empty()) {
         return Status(Code::invalid,
-                      "CI_SERVER_URL \"" + settings.server_url + "\" is not an http(s) URL");
+                      "gitlab.url \"" + settings.server_url + "\" is not an http(s) URL");
     }
     if (scheme == "http" && !is_loopback(uri.getHost())) {
-        return Status(Code::invalid, "CI_SERVER_URL \"" + settings.server_url +
+        return Status(Code::invalid, "gitlab.url \"" + settings.server_url +
                                          "\" is plain http: envgate sends the GitLab token "
                                          "only over https (or to a loopback address)");
     }

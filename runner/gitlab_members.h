@@ -28,18 +28,22 @@ class GroupMembers {
     // Whether user `user_id` is an active member of group `group_path` ("sre-oncall",
     // "gitlab-org/sre"). A Status when GitLab cannot tell us (the caller fails closed).
     virtual Result<bool> is_member(const std::string& group_path, std::int64_t user_id) = 0;
+    // The server's JSON Web Key Set, which verifies its ID tokens (GET
+    // /oauth/discovery/keys, no credential sent): the body of a 200, else a Status.
+    virtual Result<std::string> signing_keys() = 0;
 };
 
 struct GitLabSettings {
-    std::string server_url;  // CI_SERVER_URL, e.g. https://gitlab.example.com
+    std::string server_url;  // envgate.yml's gitlab.url, e.g. https://gitlab.example.com
     std::string token;       // ENVGATE_GITLAB_TOKEN (read_api scope); never printed
-    std::string ca_file;     // CI_SERVER_TLS_CA_FILE, optional: verify the server with it
+    std::string ca_file;     // envgate.yml's gitlab.ca_file, optional: verify the server with it
     Duration timeout = std::chrono::seconds(15);
 };
 
 // The GitLab API client. https is verified (the system CAs, or `ca_file`); plain http
 // is accepted only to a loopback address, so the token never crosses a network bare.
-// `invalid` for a bad URL or CA file.
+// `invalid` for a bad URL or CA file. REQUIRES: `settings` come from envgate.yml, never
+// from a job variable (a job can point those at a server of its own).
 Result<std::unique_ptr<GroupMembers>> make_gitlab_members(const GitLabSettings& settings);
 
 // "/api/v4/groups/<group_path, URL-encoded>/members/all/<user_id>" ("a/b" -> "a%2Fb").

@@ -72,12 +72,22 @@ $(printf '%s\n' "$2" | sed 's/^/              /')
 EOF
 }
 
+# GitLab's job API, which envgate asks who runs the unlock job (GITLAB_USER_LOGIN is
+# the job's own variable): a stand-in on 127.0.0.1 for the job token gcl-job-token,
+# pinned in envgate.yml as gitlab.url (envgate never asks the job's CI_SERVER_URL).
+python3 "$(dirname "${BASH_SOURCE[0]}")/fake_gitlab_job_api.py" gcl-job-token ci 7 \
+    >"$T/gitlab.port" 2>"$T/gitlab.log" &
+BG_PIDS+=($!)
+wait_for 10 "the GitLab job API stand-in" test -s "$T/gitlab.port"
+GITLAB_URL="http://127.0.0.1:$(cat "$T/gitlab.port")"
+
 # config_defaults [NAMESPACE]: the top of envgate.yml: the Jobs' namespace (gitlab), a
 # file lock store shared by every working copy, held after a failure; the manual unlock
-# job's user (ci) may unlock.
+# job's user (ci) may unlock, as the stand-in GitLab says.
 config_defaults() {
     cat <<EOF
 version: 1
+gitlab: { url: "$GITLAB_URL" }
 defaults:
   namespace: ${1:-gitlab}
   lock: { store: file, path: $T/locks, on_failure: hold }

@@ -103,10 +103,7 @@ ok "a retry before the unlock waits for the held lock, gives up with exit 3 and 
 
 # --- 3. the database is fixed, the manual unlock job frees staging ----------------------
 touch "$T/fixed"
-python3 "$(dirname "$0")/fake_gitlab_job_api.py" gcl-job-token ci 7 >"$T/gitlab.port" 2>"$T/gitlab.log" &
-BG_PIDS+=($!)
-wait_for 10 "the GitLab job API stand-in" test -s "$T/gitlab.port"
-job w unlock envgate-unlock-staging --variable "CI_SERVER_URL=http://127.0.0.1:$(cat "$T/gitlab.port")" \
+job w unlock envgate-unlock-staging --variable "CI_SERVER_URL=$GITLAB_URL" \
     --variable CI_JOB_TOKEN=gcl-job-token --variable "ENVGATE_UNLOCK_REASON=table users restored" \
     --variable "ENVGATE_UNLOCK_EXPECT_HOLDER=$holder"
 log_has "$T/unlock.log" "lock staging: unlocked (was failed by $holder"

@@ -148,13 +148,9 @@ NEXT_PID=$BG_PID
 wait_for 60 "the next pipeline to wait for the failed lock" \
     grep -qF 'to unlock: envgate unlock staging --reason "..." --expect-holder acme/envgate#1302' "$T/next.log"
 log_lacks "$T/next.log" "deploy of staging"
-# GitLab's job API, which envgate asks who runs the unlock job (GITLAB_USER_LOGIN is
-# the job's own variable): a stand-in on 127.0.0.1 for the job token given below.
-python3 "$(dirname "$0")/fake_gitlab_job_api.py" gcl-job-token ci 7 >"$T/gitlab.port" 2>"$T/gitlab.log" &
-BG_PIDS+=($!)
-wait_for 10 "the GitLab job API stand-in" test -s "$T/gitlab.port"
-GITLAB_VARS=(--variable "CI_SERVER_URL=http://127.0.0.1:$(cat "$T/gitlab.port")"
-    --variable CI_JOB_TOKEN=gcl-job-token)
+# The stand-in GitLab that envgate.yml pins (gitlab_ci_local_lib.sh) answers for the
+# job token given below.
+GITLAB_VARS=(--variable "CI_SERVER_URL=$GITLAB_URL" --variable CI_JOB_TOKEN=gcl-job-token)
 job w4 unlock-spoofed envgate-unlock-staging "${GITLAB_VARS[@]}" --variable CI_JOB_TOKEN=stolen \
     --variable "ENVGATE_UNLOCK_REASON=not really ci"
 log_has "$T/unlock-spoofed.log" "GitLab could not say who runs this job"

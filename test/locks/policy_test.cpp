@@ -181,6 +181,39 @@ BOOST_AUTO_TEST_CASE(unlock_needs_reason_and_checks_expected_holder) {
     BOOST_TEST(refusal_name(w.run(unlock_by("alice", "again", p1.id)).refusal) == "holder_changed");
 }
 
+// Given a failed lock, then a reason made only of Unicode white space or invisible
+// characters (no-break, em and ideographic spaces, zero-width space, BOM) is no reason,
+// while a reason with one visible character, or with bytes that are not UTF-8, is one.
+BOOST_AUTO_TEST_CASE(a_reason_of_unicode_spaces_is_no_reason) {
+    struct Case {
+        const char* name;
+        std::string reason;
+        bool blank;
+    };
+    const Case cases[] = {
+        {"no-break spaces", "\u00a0\u00a0\u00a0", true},
+        {"narrow no-break and em space", "\u202f\u2003", true},
+        {"ideographic space and newline", "\u3000\n", true},
+        {"zero-width space and BOM", "\u200b\ufeff ", true},
+        {"line separator and NEL", "\u2028\u0085\v\f", true},
+        {"one letter among no-break spaces", "\u00a0x\u00a0", false},
+        {"a visible non-ASCII letter", "\u00e9", false},
+        {"bytes that are not UTF-8", "\xa0\xa0", false},
+        {"a truncated no-break space", "\xc2", false},
+    };
+    for (const Case& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            BOOST_TEST(is_blank_text(c.reason) == c.blank);
+            World w;
+            (void)w.run(acquire(p1));
+            (void)w.run(simple(Op::fail, p1));
+            Decision d = w.run(unlock_by("alice", c.reason));
+            BOOST_TEST((d.outcome == Outcome::refused) == c.blank);
+            BOOST_TEST((w.record.state == LockState::failed) == c.blank);
+        }
+    }
+}
+
 // Given an unlock, when 30 more pipelines acquire and release (more than the history
 // keeps), then the unlock is still in the record's own unlock list, and it survives a
 // round trip through the record's JSON.

@@ -24,6 +24,7 @@
 #include "test/fakes/fake_clock.h"
 #include "test/locks/store_factories.h"
 #include "test/runner/fake_gitlab.h"
+#include "test/runner/jwt_signer.h"
 #include "test/runner/lock_workspace.h"
 
 using namespace envgate;
@@ -46,6 +47,9 @@ class FakeMembers : public GroupMembers {
     std::map<std::string, Result<bool>> answers;
     std::vector<std::string> asked;
     Result<JobUser> job_user(const std::string&) override { return JobUser{"bob", 42}; }
+    Result<std::string> signing_keys() override {
+        return Status(Code::not_found, "no key set here");
+    }
     Result<bool> is_member(const std::string& group, std::int64_t user_id) override {
         asked.push_back(group + "/" + std::to_string(user_id));
         auto it = answers.find(group);
@@ -64,6 +68,11 @@ std::map<std::string, std::string> ci_env(const std::string& server_url, bool to
         env["ENVGATE_GITLAB_TOKEN"] = k_token;
     }
     return env;
+}
+
+// Pins `url` as envgate.yml's GitLab server (`gitlab:` with `more` lines under it).
+void pin(const Workspace& w, const std::string& url, const std::string& more = "") {
+    std::ofstream(w.config, std::ios::app) << "gitlab:\n  url: " << url << "\n" << more;
 }
 
 std::string slurp(const std::string& path) {
@@ -123,6 +132,7 @@ BOOST_AUTO_TEST_CASE(a_group_member_unlocks_from_ci_and_the_token_is_never_print
     gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("bob", 42));
     gitlab.answer(k_sre, 200, test::FakeGitLab::member_body(42));
     Workspace w;
+    pin(w, gitlab.url());
     Run r = w.unlock(ci_env(gitlab.url()));
     BOOST_TEST(r.code == k_exit_success, r.err);
     BOOST_TEST(has(r.err, "bob may unlock gstg: an active member of @gitlab-org/sre"));
@@ -146,6 +156,7 @@ BOOST_AUTO_TEST_CASE(variables_the_job_controls_do_not_bypass_the_unlockers) {
     test::FakeGitLab gitlab;
     gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("mallory", 66));
     Workspace w;
+    pin(w, gitlab.url());
     auto spoofed = ci_env(gitlab.url());
     spoofed["GITLAB_USER_LOGIN"] = "alice";  // listed in unlockers; the job runs as mallory
     Run r = w.unlock(spoofed);
@@ -181,10 +192,143 @@ BOOST_AUTO_TEST_CASE(variables_the_job_controls_do_not_bypass_the_unlockers) {
     BOOST_TEST((w.state() == LockState::failed));
 }
 
+// Given a lock whose unlockers list alice and a server of the job's own on loopback
+// that answers GET /api/v4/job with alice, when the job points CI_SERVER_URL (and
+// CI_SERVER_TLS_CA_FILE) at it, then the unlock is refused and that server receives no
+// request, so never the job token: with no gitlab.url in envgate.yml (exit 2, saying
+// what to add) and with another server pinned (exit 1, naming both).
+BOOST_AUTO_TEST_CASE(a_job_cannot_choose_the_gitlab_that_names_its_user) {
+    test::FakeGitLab forged;
+    forged.answer("/api/v4/job", 200, test::FakeGitLab::job_body("alice", 1));
+    Workspace w;
+    auto env = ci_env(forged.url());
+    env["CI_SERVER_TLS_CA_FILE"] = w.dir.path() + "/forged-ca.pem";
+    Run unpinned = w.unlock(env);
+    BOOST_TEST(unpinned.code == k_exit_usage, unpinned.err);
+    BOOST_TEST(has(unpinned.err, "envgate.yml does not name the GitLab server"), unpinned.err);
+    BOOST_TEST(has(unpinned.err, "Add:\n  gitlab:\n    url: https://gitlab.example.com"));
+
+    pin(w, "https://gitlab.example.com");
+    Run other = w.unlock(env);
+    BOOST_TEST(other.code == k_exit_failed, other.err);
+    BOOST_TEST(has(other.err, "this job's CI_SERVER_URL is " + forged.url() +
+                                  ", but envgate.yml names gitlab.url https://gitlab.example.com"),
+               other.err);
+    BOOST_TEST(forged.requests().empty());
+    BOOST_TEST(!has(unpinned.err + other.err, k_job_token));
+    BOOST_TEST((w.state() == LockState::failed));
+}
+
+// Given gitlab.url pinned, when the job has no CI_SERVER_URL (or one written with a
+// trailing '/'), then the pinned server is asked and a listed login unlocks (exit 0).
+BOOST_AUTO_TEST_CASE(the_pinned_server_is_asked_without_ci_server_url) {
+    test::FakeGitLab gitlab;
+    gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("alice", 1));
+    for (const char* server_url : {"", "/"}) {
+        BOOST_TEST_CONTEXT("CI_SERVER_URL " << (*server_url ? "with /" : "unset")) {
+            Workspace w;
+            pin(w, gitlab.url());
+            auto env = ci_env(gitlab.url() + server_url);
+            if (*server_url == 0) {
+                env.erase("CI_SERVER_URL");
+            }
+            Run r = w.unlock(env);
+            BOOST_TEST(r.code == k_exit_success, r.err);
+            BOOST_TEST(has(r.out, "recorded as alice: migrations fixed by hand"), r.out);
+            BOOST_TEST((w.state() == LockState::free));
+        }
+    }
+    BOOST_TEST(gitlab.requests().size() == 2u);
+}
+
+// Given gitlab.id_token in envgate.yml and the job's ID token in ENVGATE_ID_TOKEN, then
+// the token's user_login is the unlocker when the pinned server's key signed it for
+// envgate's audience and it has not expired; no job token is sent anywhere (the key
+// set needs none); a group entry is checked with ENVGATE_GITLAB_TOKEN for the token's
+// user_id, at the pinned server. A token signed by another key, for another audience,
+// from another issuer, expired, or missing is refused (exit 1) and the lock stays
+// failed; the token is never printed.
+BOOST_AUTO_TEST_CASE(the_unlocker_comes_from_a_verified_id_token) {
+    static const test::JwtSigner gitlab_key("gitlab-ci");
+    static const test::JwtSigner other_key("gitlab-ci");
+    test::FakeGitLab gitlab;
+    gitlab.answer("/oauth/discovery/keys", 200, test::JwtSigner::jwks(gitlab_key));
+    gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("alice", 1));
+    gitlab.answer(k_sre, 200, test::FakeGitLab::member_body(42));
+    const TimePoint now = k_t0 + std::chrono::hours(1);  // the Workspace's clock
+    auto claims = [&](const std::string& user) {
+        return test::JwtSigner::gitlab_claims(gitlab.url(), "envgate", user, now);
+    };
+    auto env_with = [&](const std::string& token) {
+        auto env = ci_env(gitlab.url(), false);
+        env["ENVGATE_ID_TOKEN"] = token;
+        return env;
+    };
+    const std::string id_token = "  id_token: {audience: envgate}\n";
+
+    Workspace w;
+    pin(w, gitlab.url(), id_token);
+    const std::string good = gitlab_key.sign(claims("alice"));
+    Run r = w.unlock(env_with(good));
+    BOOST_TEST(r.code == k_exit_success, r.err);
+    BOOST_TEST(has(r.err, "the ID token of " + gitlab.url() +
+                              " names alice in gitlab-org/app on main (protected), environment "
+                              "gstg (protected)"),
+               r.err);
+    BOOST_TEST(has(r.out, "recorded as alice: migrations fixed by hand"));
+    BOOST_TEST(!has(r.out + r.err, good));
+
+    Workspace member;
+    pin(member, gitlab.url(), id_token);
+    auto with_token = env_with(gitlab_key.sign(claims("bob")));
+    with_token["ENVGATE_GITLAB_TOKEN"] = k_token;
+    Run bob = member.unlock(with_token);
+    BOOST_TEST(bob.code == k_exit_success, bob.err);
+    BOOST_TEST(has(bob.err, "bob may unlock gstg: an active member of @gitlab-org/sre"));
+
+    struct Case {
+        const char* name;
+        std::string token;
+        std::string want;
+    };
+    auto expired = claims("alice");
+    expired["exp"] = expired["iat"].get<long>() - 3600;
+    const Case refusals[] = {
+        {"signed by another key", other_key.sign(claims("alice")), "its signature does not verify"},
+        {"another audience",
+         gitlab_key.sign(test::JwtSigner::gitlab_claims(gitlab.url(), "vault", "alice", now)),
+         "its audience (aud) is not \"envgate\""},
+        {"another issuer",
+         gitlab_key.sign(
+             test::JwtSigner::gitlab_claims("https://gitlab.example.com", "envgate", "alice", now)),
+         "issued by \"https://gitlab.example.com\", not by the GitLab server envgate.yml pins"},
+        {"expired", gitlab_key.sign(expired), "it expired at"},
+        {"missing", "",
+         "ENVGATE_ID_TOKEN is not set: give the job an ID token (id_tokens: { "
+         "ENVGATE_ID_TOKEN: { aud: envgate } }"},
+    };
+    Workspace refused;
+    pin(refused, gitlab.url(), id_token);
+    for (const Case& c : refusals) {
+        BOOST_TEST_CONTEXT(c.name) {
+            Run no = refused.unlock(env_with(c.token));
+            BOOST_TEST(no.code == k_exit_failed, no.err);
+            BOOST_TEST(has(no.err, c.want), no.err);
+            BOOST_TEST((c.token.empty() || !has(no.out + no.err, c.token)));
+            BOOST_TEST((refused.state() == LockState::failed));
+        }
+    }
+    for (const auto& seen : gitlab.requests()) {
+        BOOST_TEST(seen.job_token.empty(), "JOB-TOKEN sent to " << seen.uri);
+        BOOST_TEST(seen.uri != "/api/v4/job");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(from_ci_a_non_member_no_token_or_a_gitlab_error_leaves_the_lock_failed) {
     test::FakeGitLab gitlab;
     gitlab.answer("/api/v4/job", 200, test::FakeGitLab::job_body("bob", 42));
     Workspace w;
+    pin(w, gitlab.url());
     Run stranger = w.unlock(ci_env(gitlab.url()));
     BOOST_TEST(stranger.code == k_exit_failed);
     BOOST_TEST(has(stranger.err,
@@ -212,9 +356,6 @@ BOOST_AUTO_TEST_CASE(from_ci_a_non_member_no_token_or_a_gitlab_error_leaves_the_
     BOOST_TEST(job_refused.code == k_exit_failed);
     BOOST_TEST(has(job_refused.err, "GitLab could not say who runs this job"));
 
-    Run plain_http = w.unlock(ci_env("http://gitlab.example.com"));
-    BOOST_TEST(plain_http.code == k_exit_usage);
-    BOOST_TEST(has(plain_http.err, "only over https"));
     BOOST_TEST((w.state() == LockState::failed));
 }
 
@@ -285,10 +426,11 @@ BOOST_AUTO_TEST_CASE(for_a_lease_the_commands_name_the_context_namespace_and_lea
 }
 
 BOOST_AUTO_TEST_CASE(a_blank_reason_is_no_reason) {
-    // Given a failed lock, then an unlock whose reason is only whitespace is refused
-    // (exit 2) and the lock stays failed.
+    // Given a failed lock, then an unlock whose reason is only whitespace, ASCII or
+    // Unicode (no-break, ideographic, em, zero-width spaces), is refused (exit 2) and
+    // the lock stays failed.
     Workspace w;
-    for (const char* blank : {"", "   ", "\t\n"}) {
+    for (const char* blank : {"", "   ", "\t\n", "\u00a0\u00a0", "\u3000\u2003", "\u200b\u00a0"}) {
         BOOST_TEST_CONTEXT("reason \"" << blank << "\"") {
             Run r = w.unlock({{"USER", "sre"}}, blank);
             BOOST_TEST(r.code == k_exit_usage);

@@ -120,13 +120,13 @@ BOOST_AUTO_TEST_CASE(the_token_goes_only_over_https_or_to_a_loopback_address) {
             auto made = make_gitlab_members({url, k_token, "", std::chrono::seconds(1)});
             BOOST_REQUIRE(!made.is_ok());
             BOOST_TEST((made.status().code() == Code::invalid));
-            BOOST_TEST(made.status().message().find("CI_SERVER_URL") != std::string::npos);
+            BOOST_TEST(made.status().message().find("gitlab.url") != std::string::npos);
         }
     }
     BOOST_TEST(make_gitlab_members({"https://gitlab.example.com", k_token, "", {}}).is_ok());
 }
 
-BOOST_AUTO_TEST_CASE(https_is_verified_against_the_ci_server_ca) {
+BOOST_AUTO_TEST_CASE(https_is_verified_against_the_pinned_ca_file) {
     test::TestPki pki;
     test::FakeGitLab gitlab(std::make_pair(pki.server_cert, pki.server_key));
     gitlab.answer(k_sre, 200, test::FakeGitLab::member_body(42));
@@ -150,6 +150,30 @@ BOOST_AUTO_TEST_CASE(an_unreachable_gitlab_is_an_error_naming_the_request) {
     BOOST_REQUIRE(!member.is_ok());
     BOOST_TEST((member.status().code() == Code::transient));
     BOOST_TEST(member.status().message().find("GET " + url) == 0u, member.status().message());
+}
+
+// Given the stand-in GitLab, then its ID token keys are read from /oauth/discovery/keys
+// with no credential at all (they are public), and any answer but 200 is an error
+// naming the request and the status.
+BOOST_AUTO_TEST_CASE(the_signing_keys_are_read_without_a_credential) {
+    test::FakeGitLab gitlab;
+    const std::string jwks = R"({"keys": [{"kty": "RSA", "kid": "k", "n": "AQAB", "e": "AQAB"}]})";
+    gitlab.answer("/oauth/discovery/keys", 200, jwks);
+    auto keys = client(gitlab.url())->signing_keys();
+    BOOST_REQUIRE_MESSAGE(keys.is_ok(), test::why(keys));
+    BOOST_TEST(*keys == jwks);
+    auto seen = gitlab.requests();
+    BOOST_REQUIRE(seen.size() == 1u);
+    BOOST_TEST(seen[0].uri == "/oauth/discovery/keys");
+    BOOST_TEST(seen[0].private_token.empty());
+    BOOST_TEST(seen[0].job_token.empty());
+    BOOST_TEST(seen[0].authorization.empty());
+    gitlab.answer("/oauth/discovery/keys", 503, "{}");
+    auto down = client(gitlab.url())->signing_keys();
+    BOOST_REQUIRE(!down.is_ok());
+    BOOST_TEST((down.status().code() == Code::transient));
+    BOOST_TEST(down.status().message() ==
+               "GET " + gitlab.url() + "/oauth/discovery/keys: 503 Service Unavailable");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
