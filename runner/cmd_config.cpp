@@ -225,6 +225,12 @@ int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
         ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
+    if (auto errors = manifest_namespace_errors(*config, ctx); !errors.empty()) {
+        for (const auto& e : errors) {
+            ctx.err << e << "\n";
+        }
+        return k_exit_usage;
+    }
     if (options.output == "json") {
         ctx.out << render_config_json(*config).dump(2) << "\n";
         return k_exit_success;
