@@ -297,7 +297,13 @@ void emit_defaults(YAML::Emitter& out, const CiSettings& ci) {
     }
     out << YAML::Key << Text{"default"} << YAML::Value << YAML::BeginMap;
     if (ci.image) {
-        out << YAML::Key << Text{"image"} << YAML::Value << Text{*ci.image};
+        // The job's script needs a shell: an image's ENTRYPOINT (envgate's is envgate)
+        // would be handed the script instead.
+        out << YAML::Key << Text{"image"} << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << Text{"name"} << YAML::Value << Text{*ci.image};
+        out << YAML::Key << Text{"entrypoint"} << YAML::Value << YAML::Flow << YAML::BeginSeq
+            << YAML::DoubleQuoted << "" << YAML::EndSeq;
+        out << YAML::EndMap;
     }
     if (!ci.tags.empty()) {
         out << YAML::Key << Text{"tags"} << YAML::Value << YAML::Flow << YAML::BeginSeq;

@@ -63,7 +63,7 @@ child=$(artifact_dir w1 envgate-generate-all)/envgate-child.yml
 python3 - "$child" "$CHILD_IMAGE" <<'PY' || fail "the child pipeline lacks ci: defaults: $(cat "$child")"
 import sys, yaml
 child = yaml.safe_load(open(sys.argv[1]))
-assert child["default"] == {"image": sys.argv[2], "tags": ["kubernetes"],
+assert child["default"] == {"image": {"name": sys.argv[2], "entrypoint": [""]}, "tags": ["kubernetes"],
                             "interruptible": False, "timeout": "30m"}, child.get("default")
 assert child["production:run"]["environment"]["deployment_tier"] == "production"
 assert "deployment_tier" not in child["staging:run"]["environment"]
@@ -74,7 +74,7 @@ python3 - "$T/preview.yml" "$PARENT_IMAGE" <<'PY' || gfail "$T/preview.yml" "the
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if isinstance(d, dict)]
 job = next(d["envgate-generate-all"] for d in docs if "envgate-generate-all" in d)
-assert job["image"] in (sys.argv[2], {"name": sys.argv[2]}), job["image"]
+assert job["image"] == {"name": sys.argv[2], "entrypoint": [""]}, job["image"]
 assert job["tags"] == ["kubernetes"], job["tags"]
 PY
 ok "push pipeline: the generated child ran envgate run for staging, then production"

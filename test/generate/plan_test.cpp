@@ -300,7 +300,8 @@ BOOST_AUTO_TEST_CASE(renders_all_environments_without_steps) {
 }
 
 // Given envgate.yml `ci:` settings, then the child pipeline has them as its
-// `default:` (a child does not inherit the parent's) and each environment job of
+// `default:` (a child does not inherit the parent's), the image with the empty
+// entrypoint a job's shell needs, and each environment job of
 // gprd names its deployment tier, while gstg's (not in deployment_tiers) names none.
 BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     Config c = design_config();
@@ -313,9 +314,9 @@ BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     r.style = JobStyle::run;
     std::string yaml = render_child_pipeline(must(make_plan(c, r)));
     check_golden("deploy-ci-defaults.yml", yaml);
-    BOOST_TEST(yaml.find("default:\n  image: registry.example.com/tools/envgate:0.1.0\n  tags: "
-                         "[kubernetes, deploy]\n  interruptible: false\n  timeout: 1h 30m\n") !=
-               std::string::npos);
+    BOOST_TEST(yaml.find("default:\n  image:\n    name: registry.example.com/tools/envgate:0.1.0\n"
+                         "    entrypoint: [\"\"]\n  tags: [kubernetes, deploy]\n  interruptible: "
+                         "false\n  timeout: 1h 30m\n") != std::string::npos);
     BOOST_TEST(yaml.find("name: gprd\n    action: start\n    deployment_tier: production") !=
                std::string::npos);
     BOOST_TEST(yaml.find("name: gstg\n    action: start\n  script") != std::string::npos);
