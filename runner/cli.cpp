@@ -104,11 +104,13 @@ Handler define_generate(CLI::App& app) {
     app.add_option("--out", o->out_path, "the child pipeline file to write")->capture_default_str();
     app.add_option("--repo", o->repo_dir, "the git repository")->capture_default_str();
     app.add_option("--default-branch", o->default_branch,
-                   "for the merge base (default $CI_DEFAULT_BRANCH, else main)");
+                   "for the merge base, and the branch that deploys (default "
+                   "$CI_DEFAULT_BRANCH, else main)");
     app.add_option("--env", o->environments, "only this environment (repeatable)");
     app.add_option("--mode", o->mode,
-                   "auto (merge-request when CI_PIPELINE_SOURCE=merge_request_event) | deploy | "
-                   "merge-request")
+                   "auto (merge-request, diff only, when CI_PIPELINE_SOURCE=merge_request_event "
+                   "or on a branch that envgate.yml ci.deploy_branches does not let deploy, by "
+                   "default any but the default branch) | deploy | merge-request")
         ->capture_default_str();
     app.add_option("--jobs", o->jobs,
                    "split: lock, diff, gates and steps as separate jobs | run: one `envgate run` "

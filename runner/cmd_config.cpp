@@ -5,6 +5,8 @@
 #include <ostream>
 
 #include "runner/exit_status.h"
+#include "runner/files.h"
+#include "runner/gate/manifest.h"
 #include "runner/run_order.h"
 
 namespace envgate {
@@ -98,7 +100,8 @@ void emit_gates_and_steps(YAML::Emitter& y, const Config& config) {
 }
 
 void emit_ci(YAML::Emitter& y, const CiSettings& ci) {
-    if (!ci.has_defaults() && ci.deployment_tiers.empty()) {
+    if (!ci.has_defaults() && ci.deployment_tiers.empty() && ci.deploy_branches.empty() &&
+        !ci.deploy_protected) {
         return;
     }
     y << YAML::Key << "ci" << YAML::Value << YAML::BeginMap;
@@ -120,6 +123,11 @@ void emit_ci(YAML::Emitter& y, const CiSettings& ci) {
             y << YAML::Key << env << YAML::Value << tier;
         }
         y << YAML::EndMap;
+    }
+    if (ci.deploy_protected) {
+        y << YAML::Key << "deploy_branches" << YAML::Value << "protected";
+    } else if (!ci.deploy_branches.empty()) {
+        emit_list(y, "deploy_branches", ci.deploy_branches);
     }
     y << YAML::EndMap;
 }
@@ -148,6 +156,24 @@ void emit_gitlab(YAML::Emitter& y, const GitLabServer& gitlab) {
         y << YAML::EndMap;
     }
     y << YAML::EndMap;
+}
+
+// Every gate manifest that names a namespace other than an environment's: the errors
+// `run` and `gate` would stop on before the lock, found here already.
+std::vector<std::string> manifest_namespace_errors(const Config& config, Context& ctx) {
+    std::vector<std::string> errors;
+    for (const auto& [name, gate] : config.gates) {
+        auto text = read_file(gate.job);
+        for (size_t i = 0; text && i < config.environments.size(); ++i) {
+            const Environment& env = config.environments[i];
+            Status s = check_manifest_namespace(
+                {*text, gate.job, env.name, name, env.namespace_, "local"}, ctx.getenv);
+            if (!s.is_ok()) {
+                errors.push_back(s.message());
+            }
+        }
+    }
+    return errors;
 }
 
 }  // namespace
@@ -224,6 +250,12 @@ int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
     auto config = load_config(options.config_path);
     if (!config) {
         ctx.err << config.status().message() << "\n";
+        return k_exit_usage;
+    }
+    if (auto errors = manifest_namespace_errors(*config, ctx); !errors.empty()) {
+        for (const auto& e : errors) {
+            ctx.err << e << "\n";
+        }
         return k_exit_usage;
     }
     if (options.output == "json") {

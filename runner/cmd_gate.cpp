@@ -137,12 +137,8 @@ int run_unlocked_gate(const GateOptions& o, Context& ctx) {
         return k_exit_usage;
     }
     std::string pipeline = ctx.getenv("CI_PIPELINE_ID").value_or("local");
-    ManifestInput input{*text,
-                        plan->manifest_path,
-                        o.environment,
-                        o.gate,
-                        plan->namespace_.empty() ? "default" : plan->namespace_,
-                        pipeline};
+    ManifestInput input{*text,  plan->manifest_path, o.environment,
+                        o.gate, plan->namespace_,    pipeline};
     auto rendered = render_job_manifest(input, ctx.getenv);
     if (!rendered) {
         ctx.err << "envgate gate: " << rendered.status().message() << "\n";

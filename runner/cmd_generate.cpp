@@ -32,18 +32,30 @@ std::string env_or(Context& ctx, const std::string& name, const std::string& fal
     return v && !v->empty() ? *v : fallback;
 }
 
-Result<PipelineMode> pipeline_mode(const GenerateOptions& o, Context& ctx) {
+// --mode deploy and merge-request are taken as given; auto diffs only in merge-request
+// pipelines and on branches that `ci` does not let deploy (plan.h: deploy_or_diff).
+Result<ModeChoice> pipeline_mode(const GenerateOptions& o, const CiSettings& ci,
+                                 const std::string& default_branch, Context& ctx) {
     if (o.mode == "deploy") {
-        return PipelineMode::deploy;
+        return ModeChoice{PipelineMode::deploy, ""};
     }
     if (o.mode == "merge-request") {
-        return PipelineMode::merge_request;
+        return ModeChoice{PipelineMode::merge_request, ""};
     }
     if (o.mode != "auto") {
         return Status(Code::invalid, "--mode " + o.mode + ": use auto, deploy or merge-request");
     }
-    bool mr = ctx.getenv("CI_PIPELINE_SOURCE").value_or("") == "merge_request_event";
-    return mr ? PipelineMode::merge_request : PipelineMode::deploy;
+    if (ctx.getenv("CI_PIPELINE_SOURCE").value_or("") == "merge_request_event") {
+        return ModeChoice{PipelineMode::merge_request, ""};
+    }
+    BranchFacts facts;
+    if (auto branch = ctx.getenv("CI_COMMIT_BRANCH"); branch && !branch->empty()) {
+        facts.branch = *branch;
+    }
+    facts.default_branch = default_branch;
+    facts.ref_protected = ctx.getenv("CI_COMMIT_REF_PROTECTED").value_or("") == "true";
+    facts.in_pipeline = ctx.getenv("GITLAB_CI").value_or("") == "true";
+    return deploy_or_diff(ci, facts);
 }
 
 Result<JobStyle> job_style(const GenerateOptions& o) {
@@ -58,7 +70,6 @@ Result<JobStyle> job_style(const GenerateOptions& o) {
 
 // Also sets `changed` to the number of changed paths found.
 Result<Plan> plan_for(const GenerateOptions& o, Context& ctx, std::size_t& changed) {
-    TRY_ASSIGN(PipelineMode mode, pipeline_mode(o, ctx));
     TRY_ASSIGN(JobStyle style, job_style(o));
     TRY_ASSIGN(Config config, load_config(o.config_path));
     DiffRequest diff;
@@ -66,6 +77,10 @@ Result<Plan> plan_for(const GenerateOptions& o, Context& ctx, std::size_t& chang
     diff.base = o.base.value_or(env_or(ctx, "CI_COMMIT_BEFORE_SHA", ""));
     diff.head = o.head.value_or(env_or(ctx, "CI_COMMIT_SHA", "HEAD"));
     diff.default_branch = o.default_branch.value_or(env_or(ctx, "CI_DEFAULT_BRANCH", "main"));
+    TRY_ASSIGN(ModeChoice mode, pipeline_mode(o, config.ci, diff.default_branch, ctx));
+    if (!mode.why.empty()) {
+        ctx.err << "envgate generate: diff only, no lock: " << mode.why << "\n";
+    }
     TRY_ASSIGN(ChangeSet change, diff_changed_paths(diff));
     ctx.err << "envgate generate: " << change.note << "\n";
     for (const auto& [from, to] : change.renamed) {
@@ -80,7 +95,8 @@ Result<Plan> plan_for(const GenerateOptions& o, Context& ctx, std::size_t& chang
     request.base = change.base;
     request.head = change.head;
     request.note = change.note;
-    request.mode = mode;
+    request.mode = mode.mode;
+    request.mode_reason = mode.why;
     request.style = style;
     return make_plan(config, request);
 }

@@ -73,6 +73,10 @@ struct CiSettings {
     std::optional<bool> interruptible;                    // default:interruptible
     std::optional<Duration> timeout;                      // default:timeout
     std::map<std::string, std::string> deployment_tiers;  // environment -> GitLab tier
+    // `deploy_branches`: globs of the branches whose pipelines deploy; empty: the
+    // default branch alone. Other branches get the diff-only child.
+    std::vector<std::string> deploy_branches;
+    bool deploy_protected = false;  // `deploy_branches: protected`: protected branches
 
     bool has_defaults() const { return image || !tags.empty() || interruptible || timeout; }
 };

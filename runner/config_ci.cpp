@@ -4,11 +4,13 @@
 
 #include <algorithm>
 
+#include "runner/generate/glob.h"
+
 namespace envgate {
 namespace {
 
-const std::vector<std::string> k_ci_keys = {"image", "tags", "interruptible", "timeout",
-                                            "deployment_tiers"};
+const std::vector<std::string> k_ci_keys = {
+    "image", "tags", "interruptible", "timeout", "deployment_tiers", "deploy_branches"};
 
 void read_image(const YAML::Node& node, YamlFields& f, CiSettings& out) {
     auto s = f.read_string(node, "ci.image");
@@ -63,6 +65,40 @@ void read_tiers(const YAML::Node& node, const std::vector<Environment>& environm
     }
 }
 
+// `protected`, or a list of branch globs (glob.h: `*` stays within one '/' segment).
+void read_deploy_branches(const YAML::Node& node, YamlFields& f, CiSettings& out) {
+    const char* field = "ci.deploy_branches";
+    if (node.IsScalar()) {
+        if (node.Scalar() == "protected") {
+            out.deploy_protected = true;
+        } else {
+            f.error(f.where(node), field,
+                    "\"" + node.Scalar() +
+                        "\": expected protected or a list of branches, e.g. [main, \"release/*\"]");
+        }
+        return;
+    }
+    auto branches = f.read_string_list(node, field);
+    if (!branches) {
+        return;
+    }
+    if (branches->empty()) {
+        f.error(f.where(node), field,
+                "must not be empty; leave it out to deploy from the default branch alone");
+        return;
+    }
+    for (size_t i = 0; i < branches->size(); ++i) {
+        const std::string& b = (*branches)[i];
+        std::string why = b.empty() ? "must not be empty" : glob_error(b);
+        if (!why.empty()) {
+            f.error(f.where(node[i]), fmt::format("{}[{}]", field, i),
+                    b.empty() ? why : "\"" + b + "\": " + why);
+            return;
+        }
+    }
+    out.deploy_branches = *branches;
+}
+
 }  // namespace
 
 const std::vector<std::string>& deployment_tier_names() {
@@ -93,6 +129,9 @@ void read_ci_section(const YAML::Node& node, const std::vector<Environment>& env
     }
     if (node["deployment_tiers"]) {
         read_tiers(node["deployment_tiers"], environments, f, out);
+    }
+    if (node["deploy_branches"]) {
+        read_deploy_branches(node["deploy_branches"], f, out);
     }
 }
 

@@ -8,6 +8,8 @@
 //   interruptible: false                               # default:interruptible
 //   timeout: 2h                                        # default:timeout
 //   deployment_tiers: {production: production, staging: staging}
+//   deploy_branches: [main, "release/*"]               # or `protected`; default: the
+//                                                      # default branch alone
 #pragma once
 
 #include <yaml-cpp/yaml.h>

@@ -67,6 +67,49 @@ Result<YAML::Node> find_job(const ManifestInput& in) {
     return *found;
 }
 
+// The namespace a Job of `in` runs in when its manifest names none.
+std::string environment_namespace(const ManifestInput& in) {
+    return in.namespace_.empty() ? "default" : in.namespace_;
+}
+
+// envgate's own variables describe this gate; the rest come from the process.
+Getenv gate_variables(const ManifestInput& in, const Getenv& process_env) {
+    return [&in, process_env](const std::string& name) -> std::optional<std::string> {
+        if (name == "ENVGATE_ENV") {
+            return in.environment;
+        }
+        if (name == "ENVGATE_GATE") {
+            return in.gate;
+        }
+        if (name == "ENVGATE_NAMESPACE") {
+            return environment_namespace(in);
+        }
+        return process_env(name);
+    };
+}
+
+// Where the Job's `metadata.namespace` is written, or the document when it is not there.
+YAML::Mark namespace_mark(const YAML::Node& doc) {
+    const YAML::Node& d = doc;
+    const YAML::Node meta = d["metadata"];
+    const YAML::Node ns = meta.IsMap() ? meta["namespace"] : YAML::Node();
+    return ns.IsDefined() ? ns.Mark() : doc.Mark();
+}
+
+// The lock held is the environment's: a Job in another namespace would change what
+// another lock guards. `named` is the manifest's namespace after expansion.
+Status check_namespace(const ManifestInput& in, const YAML::Node& doc, const std::string& named) {
+    if (in.namespace_.empty() || named.empty() || named == in.namespace_) {
+        return Status::ok();
+    }
+    return Status(Code::invalid,
+                  where(in, namespace_mark(doc), "metadata.namespace") + ": \"" + named +
+                      "\" is not the namespace of environment \"" + in.environment + "\" (\"" +
+                      in.namespace_ +
+                      "\"): a gate's Job runs only in its environment's namespace; leave "
+                      "metadata.namespace out or write ${ENVGATE_NAMESPACE}");
+}
+
 bool is_secret_variable(const std::string& name, const Getenv& getenv) {
     auto names = secret_variable_names(getenv);
     return std::find(names.begin(), names.end(), name) != names.end();
@@ -121,19 +164,7 @@ Result<std::string> expand_variables(const std::string& text, const std::string&
 
 Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& process_env) {
     TRY_ASSIGN(YAML::Node doc, find_job(in));
-    // envgate's own variables describe this gate; the rest come from the process.
-    Getenv getenv = [&](const std::string& name) -> std::optional<std::string> {
-        if (name == "ENVGATE_ENV") {
-            return in.environment;
-        }
-        if (name == "ENVGATE_GATE") {
-            return in.gate;
-        }
-        if (name == "ENVGATE_NAMESPACE") {
-            return in.namespace_;
-        }
-        return process_env(name);
-    };
+    Getenv getenv = gate_variables(in, process_env);
     TRY_ASSIGN(json job, yaml_to_json(doc, in.origin, expanding_scalar(in, getenv)));
     try {
         (void)job.dump();  // the API takes UTF-8 only; say so here, not when sending
@@ -181,7 +212,9 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
     RenderedJob out;
     out.spec_hash = hash8(in.environment + "\n" + in.gate + "\n" + job["spec"].dump());
     out.name = job_name(base, out.spec_hash);
-    out.namespace_ = text_of("namespace").empty() ? in.namespace_ : text_of("namespace");
+    TRY(check_namespace(in, doc, text_of("namespace")));
+    out.namespace_ =
+        text_of("namespace").empty() ? environment_namespace(in) : text_of("namespace");
     job.erase("status");
     for (const char* k : {"generateName", "resourceVersion", "uid", "creationTimestamp"}) {
         meta.erase(k);
@@ -194,6 +227,21 @@ Result<RenderedJob> render_job_manifest(const ManifestInput& in, const Getenv& p
     meta["labels"][k_label_pipeline] = in.pipeline;
     out.object = std::move(job);
     return out;
+}
+
+Status check_manifest_namespace(const ManifestInput& in, const Getenv& process_env) {
+    auto doc = find_job(in);
+    if (!doc) {
+        return Status::ok();
+    }
+    const YAML::Node& d = *doc;
+    const YAML::Node meta = d["metadata"];
+    const YAML::Node ns = meta.IsMap() ? meta["namespace"] : YAML::Node();
+    if (!ns.IsDefined() || !ns.IsScalar()) {
+        return Status::ok();
+    }
+    auto named = expand_variables(ns.Scalar(), "", gate_variables(in, process_env));
+    return named ? check_namespace(in, *doc, *named) : Status::ok();
 }
 
 RenderedJob salted_job(RenderedJob job, const std::string& salt) {

@@ -34,8 +34,11 @@ struct ManifestInput {
     std::string origin;  // file name for messages ("-" is standard input)
     std::string environment;
     std::string gate;
-    std::string namespace_;  // used when the manifest names none
-    std::string pipeline;    // CI_PIPELINE_ID, or "local"
+    // The environment's namespace: the Job's, and a manifest naming another is refused.
+    // Empty when no environment names one (`envgate gate --manifest` without a config):
+    // then the manifest's namespace, or "default".
+    std::string namespace_;
+    std::string pipeline;  // CI_PIPELINE_ID, or "local"
 };
 
 // True for the variables a manifest may use: ENVGATE_* and CI_*.
@@ -49,7 +52,15 @@ Result<std::string> expand_variables(const std::string& text, const std::string&
 
 // Parses, expands, validates (kind Job, batch/v1, a name), names and labels.
 // ENVGATE_ENV, ENVGATE_GATE and ENVGATE_NAMESPACE expand to this gate's values.
+// A `metadata.namespace` other than `input.namespace_` is `invalid`, naming both: the
+// lock held is the environment's, so its Job runs nowhere else.
 Result<RenderedJob> render_job_manifest(const ManifestInput& input, const Getenv& getenv);
+
+// What `envgate config check` can tell without the pipeline's variables: an error when
+// the manifest's `metadata.namespace` names a namespace other than `input.namespace_`.
+// A namespace made of variables that are not set here, or a manifest that does not
+// parse, is no error of this check (`run` and `gate` render it in full).
+Status check_manifest_namespace(const ManifestInput& input, const Getenv& getenv);
 
 // `job` with a spec hash that also hashes `salt`: a new name (same base) and spec-hash
 // label, so it is not taken for the Job made from the same spec without it.

@@ -100,6 +100,36 @@ Result<std::vector<std::string>> promotion_order(const Config& config) {
     return order;
 }
 
+ModeChoice deploy_or_diff(const CiSettings& ci, const BranchFacts& facts) {
+    auto diff_only = [](std::string why) { return ModeChoice{PipelineMode::merge_request, why}; };
+    if (!facts.branch) {
+        return facts.in_pipeline ? diff_only("not a branch pipeline (CI_COMMIT_BRANCH is not set)")
+                                 : ModeChoice{};
+    }
+    const std::string& branch = *facts.branch;
+    if (ci.deploy_protected) {
+        return facts.ref_protected ? ModeChoice{}
+                                   : diff_only("branch \"" + branch +
+                                               "\" is not protected (ci.deploy_branches: "
+                                               "protected)");
+    }
+    if (ci.deploy_branches.empty()) {
+        return branch == facts.default_branch
+                   ? ModeChoice{}
+                   : diff_only("branch \"" + branch + "\" is not the default branch \"" +
+                               facts.default_branch +
+                               "\"; ci.deploy_branches in envgate.yml names the branches "
+                               "that deploy");
+    }
+    for (const auto& pattern : ci.deploy_branches) {
+        if (glob_match(pattern, branch)) {
+            return {};
+        }
+    }
+    return diff_only("branch \"" + branch + "\" matches none of ci.deploy_branches (" +
+                     join(ci.deploy_branches) + ")");
+}
+
 Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     for (const auto& name : request.only) {
         if (config.find_environment(name) == nullptr) {
@@ -114,6 +144,7 @@ Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     plan.head = request.head;
     plan.note = request.note;
     plan.mode = request.mode;
+    plan.mode_reason = request.mode_reason;
     plan.style = request.style;
     PathIndex index(request.changed_paths);
     for (const auto& name : order) {

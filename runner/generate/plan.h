@@ -20,6 +20,25 @@ enum class PipelineMode { deploy, merge_request };
 // `run`: one `envgate run --env X` job per environment.
 enum class JobStyle { split, run };
 
+// What a pipeline says of its branch, from GitLab's predefined variables.
+struct BranchFacts {
+    std::optional<std::string> branch;  // CI_COMMIT_BRANCH: unset on tag and MR pipelines
+    std::string default_branch;         // CI_DEFAULT_BRANCH
+    bool ref_protected = false;         // CI_COMMIT_REF_PROTECTED is "true"
+    bool in_pipeline = false;           // GITLAB_CI is "true"
+};
+
+struct ModeChoice {
+    PipelineMode mode = PipelineMode::deploy;
+    std::string why;  // why a pipeline that is no merge request's only diffs; "" if it deploys
+};
+
+// Whether a pipeline that is no merge request's deploys: one on a branch that `ci`
+// lets deploy (`deploy_branches`; by default the default branch alone) does; one on
+// any other branch, or in a pipeline without a branch (a tag's), only diffs. Outside
+// a pipeline, with no branch given, it deploys: a person writing the file to read it.
+ModeChoice deploy_or_diff(const CiSettings& ci, const BranchFacts& facts);
+
 struct PlannedEnvironment {
     std::string name;
     std::vector<std::string> matched_paths;  // the changed paths its globs matched
@@ -39,6 +58,7 @@ struct Plan {
     std::string head;
     std::string note;  // how the base was chosen, one line
     PipelineMode mode = PipelineMode::deploy;
+    std::string mode_reason;  // why a pipeline that is no merge request's only diffs
     JobStyle style = JobStyle::split;
     std::vector<PlannedEnvironment> environments;  // promotion order; empty: no change
     std::optional<std::string> diff_step;          // envgate.yml `steps.diff`
@@ -55,6 +75,7 @@ struct PlanRequest {
     std::string head;
     std::string note;
     PipelineMode mode = PipelineMode::deploy;
+    std::string mode_reason;  // ModeChoice::why
     JobStyle style = JobStyle::split;
 };
 

@@ -665,4 +665,39 @@ scenario_step_guardian() {
     ok "the step ended with envgate (kill -9, kill of its group) and within lease/6 of a SIGSTOP"
 }
 
+# A gate manifest naming another environment's namespace: run, gate and config check all
+# refuse it with exit 2, naming both namespaces, the file and the line, before the lock
+# (none written) and before any Job (none in either namespace). The same manifest naming
+# the environment's own namespace runs.
+scenario_manifest_namespace() {
+    local other
+    other=$(test_ns e2e-other)
+    ok_job pre
+    ok_job post
+    sed -i "s|^  name: post\$|  name: post\n  namespace: $other|" "$T/post.yaml"
+    write_config 'echo deploying'
+    local want="$T/post.yaml:5:14: metadata.namespace: \"$other\" is not the namespace of environment \"e1\" (\"$NS\")"
+    run_envgate 60 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
+    expect_rc 2 "run with a manifest naming another namespace"
+    log_has "$T/run.log" "$want"
+    log_lacks "$T/run.log" "deploying"
+    run_envgate 60 "$T/gate.log" gate --env e1 --gate post-migrations --config "$CFG" --report-dir "$T/rep-gate"
+    expect_rc 2 "gate with a manifest naming another namespace"
+    log_has "$T/gate.log" "$want"
+    run_envgate 30 "$T/check.log" config check --config "$CFG"
+    expect_rc 2 "config check of a manifest naming another namespace"
+    log_has "$T/check.log" "$want"
+    [[ ! -e $T/locks/e1.json ]] || fail "the lock was written: $(cat "$T/locks/e1.json")"
+    [[ -z $(jobs_in "$NS") ]] || fail "Jobs were created: $(jobs_in "$NS" | tr '\n' ' ')"
+    [[ -z $(jobs_in "$other") ]] || fail "Jobs were created in $other: $(jobs_in "$other" | tr '\n' ' ')"
+    sed -i "s|^  namespace: $other\$|  namespace: $NS|" "$T/post.yaml"
+    run_envgate 30 "$T/check2.log" config check --config "$CFG"
+    expect_rc 0 "config check of a manifest naming its environment's namespace"
+    run_envgate 90 "$T/run2.log" run --env e1 --config "$CFG" --report-dir "$T/rep2"
+    expect_rc 0 "run with a manifest naming its environment's namespace"
+    log_has "$T/run2.log" "deploying"
+    expect_lock free
+    ok "manifest naming another namespace: run, gate and config check exit 2 naming both, nothing touched"
+}
+
 "scenario_$SCENARIO"

@@ -3,6 +3,7 @@
 // its rendered spec, labels it, and reports bad input with file:line:column.
 #include <boost/test/unit_test.hpp>
 #include <map>
+#include <vector>
 
 #include "runner/gate/manifest.h"
 
@@ -106,12 +107,12 @@ BOOST_AUTO_TEST_CASE(json_and_multi_document_helm_output_are_accepted) {
     auto r = render_job_manifest(input(helm), k_env);
     BOOST_REQUIRE(r.is_ok());
     std::string json_text =
-        R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"generateName":"mig-","namespace":"other"},
+        R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"generateName":"mig-","namespace":"gitlab"},
             "spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"m","image":"x"}]}}}})";
     auto j = render_job_manifest(input(json_text), k_env);
     BOOST_REQUIRE_MESSAGE(j.is_ok(), (j.is_ok() ? std::string() : j.status().message()));
     BOOST_TEST(j->name == "mig-" + j->spec_hash);
-    BOOST_TEST(j->namespace_ == "other");
+    BOOST_TEST(j->namespace_ == "gitlab");
 }
 
 BOOST_AUTO_TEST_CASE(long_names_are_cut_to_fit_the_job_name_label) {
@@ -173,6 +174,70 @@ BOOST_AUTO_TEST_CASE(bad_manifests_name_file_line_and_field) {
                        r.status().message());
         }
     }
+}
+
+// A manifest with `metadata.namespace: NS` (line 4, column 14), the rest as people write it.
+std::string job_in_namespace(const std::string& ns) {
+    return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  namespace: " + ns +
+           "\n  name: migrate\nspec:\n  template: {spec: {containers: []}}\n";
+}
+
+// Given the environment's namespace "gitlab" (or none, as `envgate gate --manifest` without
+// a config), then the Job runs in it, and a manifest naming another is refused naming both
+// namespaces, the file and the line: the lock held guards that namespace only.
+BOOST_AUTO_TEST_CASE(a_job_runs_only_in_its_environments_namespace) {
+    struct Case {
+        std::string name;
+        std::string manifest_namespace;  // "" writes no metadata.namespace
+        std::string environment_namespace;
+        std::string want_namespace;  // "" when refused
+    };
+    const Getenv env = env_of({{"CI_COMMIT_SHORT_SHA", "abc123"}, {"CI_TARGET", "prod-ns"}});
+    const std::vector<Case> cases = {
+        {"names none", "", "gitlab", "gitlab"},
+        {"names the same", "gitlab", "gitlab", "gitlab"},
+        {"names it through ENVGATE_NAMESPACE", "${ENVGATE_NAMESPACE}", "gitlab", "gitlab"},
+        {"names another", "prod-ns", "gitlab", ""},
+        {"names another through a variable", "${CI_TARGET}", "gitlab", ""},
+        {"no environment namespace, names one", "prod-ns", "", "prod-ns"},
+        {"no environment namespace, names none", "", "", "default"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            ManifestInput in =
+                input(c.manifest_namespace.empty() ? std::string(k_job)
+                                                   : job_in_namespace(c.manifest_namespace));
+            in.namespace_ = c.environment_namespace;
+            auto r = render_job_manifest(in, env);
+            Status checked = check_manifest_namespace(in, env);
+            if (c.want_namespace.empty()) {
+                BOOST_REQUIRE(!r.is_ok());
+                BOOST_TEST(r.status().code() == Code::invalid);
+                BOOST_TEST(r.status().message() ==
+                           "jobs/pre.yaml:4:14: metadata.namespace: \"prod-ns\" is not the "
+                           "namespace of environment \"gprd\" (\"gitlab\"): a gate's Job runs "
+                           "only in its environment's namespace; leave metadata.namespace out or "
+                           "write ${ENVGATE_NAMESPACE}");
+                BOOST_TEST(checked.message() == r.status().message());
+            } else {
+                BOOST_REQUIRE_MESSAGE(r.is_ok(), (r.is_ok() ? "" : r.status().message()));
+                BOOST_TEST(r->namespace_ == c.want_namespace);
+                BOOST_TEST(r->object["metadata"]["namespace"] == c.want_namespace);
+                BOOST_TEST(checked.is_ok(), checked.message());
+            }
+        }
+    }
+}
+
+// Given what `config check` sees (no pipeline variables), then a namespace it cannot know
+// and a manifest that does not parse are left to `run` and `gate`, which render them.
+BOOST_AUTO_TEST_CASE(config_check_leaves_what_it_cannot_know_to_the_run) {
+    const Getenv none = env_of({});
+    BOOST_TEST(check_manifest_namespace(input(job_in_namespace("${CI_TARGET}")), none).is_ok());
+    BOOST_TEST(check_manifest_namespace(input("kind: [Job"), none).is_ok());
+    Status literal = check_manifest_namespace(input(job_in_namespace("prod-ns")), none);
+    BOOST_TEST(literal.code() == Code::invalid);
+    BOOST_TEST(literal.message().starts_with("jobs/pre.yaml:4:14: metadata.namespace:"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

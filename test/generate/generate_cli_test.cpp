@@ -137,6 +137,40 @@ BOOST_AUTO_TEST_CASE(merge_request_event_makes_diff_only_child) {
     BOOST_TEST(!has(r.child, "envgate status prod"));
 }
 
+// Given a push pipeline on a feature branch (GitLab's variables), then the child only
+// diffs, takes no lock, and stderr and the file's header say why; the same push on
+// the default branch deploys, and so does a branch envgate.yml lists.
+BOOST_AUTO_TEST_CASE(feature_branch_push_makes_diff_only_child) {
+    Fixture f;
+    std::string head =
+        f.repo.commit({{"envs/dev/a", "1"}, {"envs/shared/s", "2"}}, {f.c1}, "refs/heads/topic");
+    std::map<std::string, std::string> vars = {{"GITLAB_CI", "true"},
+                                               {"CI_PIPELINE_SOURCE", "push"},
+                                               {"CI_COMMIT_BRANCH", "topic"},
+                                               {"CI_DEFAULT_BRANCH", "main"}};
+    Run r = f.generate("cli-feature-branch.yml", {"--base", f.c1, "--head", head}, vars);
+    BOOST_TEST(r.code == k_exit_success, r.err);
+    const std::string why = "branch \"topic\" is not the default branch \"main\"";
+    BOOST_TEST(has(r.err, "envgate generate: diff only, no lock: " + why), r.err);
+    BOOST_TEST(has(r.child, "# diff only, no lock: " + why), r.child);
+    BOOST_TEST(!has(r.child, "lock acquire"));
+    BOOST_TEST(!has(r.child, "envgate gate"));
+    BOOST_TEST(has(r.child, "envgate status staging"));
+
+    vars["CI_COMMIT_BRANCH"] = "main";
+    Run on_main = f.generate("cli-default-branch.yml", {"--base", f.c1, "--head", head}, vars);
+    BOOST_TEST(on_main.code == k_exit_success, on_main.err);
+    BOOST_TEST(has(on_main.child, "envgate lock acquire staging"));
+    BOOST_TEST(!has(on_main.err, "diff only"), on_main.err);
+
+    f.repo.write_file("envgate.yml",
+                      std::string(k_config) + "ci:\n  deploy_branches: [main, \"topic\"]\n");
+    vars["CI_COMMIT_BRANCH"] = "topic";
+    Run listed = f.generate("cli-listed-branch.yml", {"--base", f.c1, "--head", head}, vars);
+    BOOST_TEST(listed.code == k_exit_success, listed.err);
+    BOOST_TEST(has(listed.child, "envgate lock acquire staging"));
+}
+
 // Given CI_COMMIT_BEFORE_SHA all zeros on a new branch, then the merge base with
 // CI_DEFAULT_BRANCH is used and stderr says so; head comes from CI_COMMIT_SHA.
 BOOST_AUTO_TEST_CASE(zero_before_sha_uses_merge_base_from_ci_variables) {

@@ -8,6 +8,7 @@
 #      job runs it, the child runs `envgate run` for staging, then production; the
 #      reports (junit.xml, summary.md, run.json, ...) are in each job's artifacts;
 #      then a hot-fix pipeline of the `deploy` component alone upgrades production;
+#      a push of a feature branch gets a diff-only child that takes no lock;
 #   2. two pipelines at once on staging, from two working copies: the second waits
 #      for the lock the first holds (named in its log), then proceeds; the lock
 #      history has both, in order, without overlap (gitlab-ci-local ignores
@@ -62,7 +63,7 @@ child=$(artifact_dir w1 envgate-generate-all)/envgate-child.yml
 python3 - "$child" "$CHILD_IMAGE" <<'PY' || fail "the child pipeline lacks ci: defaults: $(cat "$child")"
 import sys, yaml
 child = yaml.safe_load(open(sys.argv[1]))
-assert child["default"] == {"image": sys.argv[2], "tags": ["kubernetes"],
+assert child["default"] == {"image": {"name": sys.argv[2], "entrypoint": [""]}, "tags": ["kubernetes"],
                             "interruptible": False, "timeout": "30m"}, child.get("default")
 assert child["production:run"]["environment"]["deployment_tier"] == "production"
 assert "deployment_tier" not in child["staging:run"]["environment"]
@@ -73,7 +74,7 @@ python3 - "$T/preview.yml" "$PARENT_IMAGE" <<'PY' || gfail "$T/preview.yml" "the
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if isinstance(d, dict)]
 job = next(d["envgate-generate-all"] for d in docs if "envgate-generate-all" in d)
-assert job["image"] in (sys.argv[2], {"name": sys.argv[2]}), job["image"]
+assert job["image"] == {"name": sys.argv[2], "entrypoint": [""]}, job["image"]
 assert job["tags"] == ["kubernetes"], job["tags"]
 PY
 ok "push pipeline: the generated child ran envgate run for staging, then production"
@@ -87,6 +88,20 @@ log_has "$L" "envgate run production: success (exit 0)"
 rep=$(artifact_dir w1 envgate-deploy-production)/envgate-report
 [[ -s $rep/summary.html ]] || fail "the deploy component's summary.html artifact is missing"
 ok "deploy component: one job ran the whole upgrade of production"
+
+# --- 1b. a feature branch's push: the child only diffs and takes no lock ----------------
+working_copy w6 "$SHA_BOTH" 60
+git -C "$T/w6" checkout -qb feature/x
+staging_seq=$(lock_json staging | jq '[.history[].seq] | max')
+pipeline w6 feature --variable "CI_COMMIT_BEFORE_SHA=$SHA_BASE"
+L=$T/feature.log
+[[ $RC == 0 ]] || gfail "$L" "the feature branch's pipeline failed (exit $RC)"
+log_has "$L" 'diff only, no lock: branch "feature/x" is not the default branch "main"'
+log_has "$L" "staging:diff"
+log_lacks "$L" "envgate run --env"
+[[ $(lock_json staging | jq '[.history[].seq] | max') == "$staging_seq" ]] ||
+    fail "the feature branch's pipeline changed the staging lock: $(lock_json staging | jq -c .history)"
+ok "feature branch: a diff-only child, no lock taken"
 
 # --- 2. two pipelines at once on staging -----------------------------------------------
 working_copy w2 "$SHA_STAGING" 100

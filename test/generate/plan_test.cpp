@@ -199,6 +199,84 @@ BOOST_AUTO_TEST_CASE(renders_merge_request_pipeline) {
     BOOST_TEST(yaml.find("envgate status gstg") != std::string::npos);
 }
 
+// Given a pipeline that is no merge request's, then it deploys only from the branches
+// envgate.yml lets deploy (the default branch alone when it names none, a list of
+// globs, or the protected ones), and elsewhere it only diffs, saying why.
+BOOST_AUTO_TEST_CASE(deploys_only_from_the_branches_that_may_deploy) {
+    struct Case {
+        std::string name;
+        std::vector<std::string> deploy_branches;
+        bool deploy_protected;
+        BranchFacts facts;
+        std::string want_why;  // "" when it deploys
+    };
+    auto on = [](std::optional<std::string> branch, bool protect = false, bool ci = true) {
+        return BranchFacts{std::move(branch), "main", protect, ci};
+    };
+    const std::vector<Case> cases = {
+        {"default branch", {}, false, on("main"), ""},
+        {"feature branch",
+         {},
+         false,
+         on("feature/x"),
+         "branch \"feature/x\" is not the default branch \"main\"; ci.deploy_branches in "
+         "envgate.yml names the branches that deploy"},
+        {"protected feature branch, default rule",
+         {},
+         false,
+         on("feature/x", true),
+         "branch \"feature/x\" is not the default branch \"main\"; ci.deploy_branches in "
+         "envgate.yml names the branches that deploy"},
+        {"listed release branch", {"main", "release/*"}, false, on("release/16.1"), ""},
+        {"release glob stays in one segment",
+         {"main", "release/*"},
+         false,
+         on("release/a/b"),
+         "branch \"release/a/b\" matches none of ci.deploy_branches (main, release/*)"},
+        {"list without the default branch",
+         {"release/*"},
+         false,
+         on("main"),
+         "branch \"main\" matches none of ci.deploy_branches (release/*)"},
+        {"protected branch", {}, true, on("stable", true), ""},
+        {"unprotected branch",
+         {},
+         true,
+         on("main", false),
+         "branch \"main\" is not protected (ci.deploy_branches: protected)"},
+        {"tag pipeline",
+         {},
+         false,
+         on(std::nullopt),
+         "not a branch pipeline (CI_COMMIT_BRANCH is not set)"},
+        {"outside a pipeline", {}, false, on(std::nullopt, false, false), ""},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            CiSettings ci;
+            ci.deploy_branches = c.deploy_branches;
+            ci.deploy_protected = c.deploy_protected;
+            ModeChoice got = deploy_or_diff(ci, c.facts);
+            BOOST_TEST((got.mode ==
+                        (c.want_why.empty() ? PipelineMode::deploy : PipelineMode::merge_request)));
+            BOOST_TEST(got.why == c.want_why);
+        }
+    }
+}
+
+// Given a branch that may not deploy, then its child pipeline only diffs and its
+// header says why (golden file).
+BOOST_AUTO_TEST_CASE(renders_diff_only_branch_pipeline) {
+    PlanRequest r = request({"releases/gitlab/common/x.yaml"});
+    r.mode = PipelineMode::merge_request;
+    r.mode_reason = "branch \"feature/x\" is not the default branch \"main\"";
+    std::string yaml = render_child_pipeline(must(make_plan(design_config(), r)));
+    check_golden("diff-only-branch.yml", yaml);
+    BOOST_TEST(yaml.find("# diff only, no lock: branch \"feature/x\" is not the default branch "
+                         "\"main\"\n") != std::string::npos);
+    BOOST_TEST(yaml.find("lock acquire") == std::string::npos);
+}
+
 // Given no environment touched, then a valid pipeline with one no-op job.
 BOOST_AUTO_TEST_CASE(renders_nothing_changed_pipeline) {
     check_golden("nothing-changed.yml",
@@ -222,7 +300,8 @@ BOOST_AUTO_TEST_CASE(renders_all_environments_without_steps) {
 }
 
 // Given envgate.yml `ci:` settings, then the child pipeline has them as its
-// `default:` (a child does not inherit the parent's) and each environment job of
+// `default:` (a child does not inherit the parent's), the image with the empty
+// entrypoint a job's shell needs, and each environment job of
 // gprd names its deployment tier, while gstg's (not in deployment_tiers) names none.
 BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     Config c = design_config();
@@ -235,9 +314,9 @@ BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     r.style = JobStyle::run;
     std::string yaml = render_child_pipeline(must(make_plan(c, r)));
     check_golden("deploy-ci-defaults.yml", yaml);
-    BOOST_TEST(yaml.find("default:\n  image: registry.example.com/tools/envgate:0.1.0\n  tags: "
-                         "[kubernetes, deploy]\n  interruptible: false\n  timeout: 1h 30m\n") !=
-               std::string::npos);
+    BOOST_TEST(yaml.find("default:\n  image:\n    name: registry.example.com/tools/envgate:0.1.0\n"
+                         "    entrypoint: [\"\"]\n  tags: [kubernetes, deploy]\n  interruptible: "
+                         "false\n  timeout: 1h 30m\n") != std::string::npos);
     BOOST_TEST(yaml.find("name: gprd\n    action: start\n    deployment_tier: production") !=
                std::string::npos);
     BOOST_TEST(yaml.find("name: gstg\n    action: start\n  script") != std::string::npos);

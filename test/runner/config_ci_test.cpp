@@ -93,11 +93,44 @@ BOOST_AUTO_TEST_CASE(each_mistake_names_file_line_and_field) {
          "deploy/envgate.yml:8:17: ci.deployment_tiers.production: \"prod\" is not one of: "
          "production, staging, testing, development, other"},
         {"ci: [image]\n", "deploy/envgate.yml:6:5: ci: expected a mapping"},
+        {"ci:\n  deploy_branches: main\n",
+         "deploy/envgate.yml:7:20: ci.deploy_branches: \"main\": expected protected or a list "
+         "of branches"},
+        {"ci:\n  deploy_branches: []\n",
+         "deploy/envgate.yml:7:20: ci.deploy_branches: must not be empty; leave it out"},
+        {"ci:\n  deploy_branches: [main, \"\"]\n",
+         "deploy/envgate.yml:7:27: ci.deploy_branches[1]: must not be empty"},
+        {"ci:\n  deploy_branches: [\"release/[0-9\"]\n",
+         "deploy/envgate.yml:7:21: ci.deploy_branches[0]: \"release/[0-9\": "},
     };
     for (const auto& [ci, want] : cases) {
         std::string got = error_of(ci);
         BOOST_TEST(has(got, want), "for\n" << ci << "want: " << want << "\ngot:  " << got);
     }
+}
+
+// Given `ci.deploy_branches` as a list or the word protected, then load_config keeps
+// it, `config check` shows it and its output reads back the same; without it, no
+// branch is named (the default branch alone deploys).
+BOOST_AUTO_TEST_CASE(reads_the_branches_that_deploy) {
+    auto list = parse_config(k_head + "ci:\n  deploy_branches: [main, \"release/*\"]\n", k_path);
+    BOOST_REQUIRE_MESSAGE(list.is_ok(), (list.is_ok() ? "" : list.status().message()));
+    BOOST_TEST((list->ci.deploy_branches == std::vector<std::string>{"main", "release/*"}));
+    BOOST_TEST(!list->ci.deploy_protected);
+    auto again = parse_config(render_config(*list), k_path);
+    BOOST_REQUIRE(again.is_ok());
+    BOOST_TEST(again->ci.deploy_branches == list->ci.deploy_branches);
+
+    auto prot = parse_config(k_head + "ci:\n  deploy_branches: protected\n", k_path);
+    BOOST_REQUIRE(prot.is_ok());
+    BOOST_TEST(prot->ci.deploy_protected);
+    BOOST_TEST(prot->ci.deploy_branches.empty());
+    BOOST_TEST(has(render_config(*prot), "deploy_branches: protected"));
+
+    auto none = parse_config(k_head, k_path);
+    BOOST_REQUIRE(none.is_ok());
+    BOOST_TEST(none->ci.deploy_branches.empty());
+    BOOST_TEST(!none->ci.deploy_protected);
 }
 
 BOOST_AUTO_TEST_CASE(gitlab_duration_is_what_gitlab_reads) {
