@@ -19,6 +19,7 @@
 #include "runner/cmd_unlock.h"
 #include "runner/cmd_version.h"
 #include "runner/exit_status.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -296,6 +297,26 @@ const Command k_commands[] = {
      define_completion},
 };
 
+// The first option whose value is stored as text in a lock record (a holder, a
+// reason, a message) and is not UTF-8, as "--holder"; "" when there is none. Such a
+// value is refused rather than stored altered: a holder id must read back as written.
+std::string option_not_utf8(const CLI::App& app) {
+    for (const char* name : {"--holder", "--expect-holder", "--reason", "--message", "--step"}) {
+        const CLI::Option* opt = app.get_option_no_throw(name);
+        for (const std::string& value : opt ? opt->results() : std::vector<std::string>{}) {
+            if (!is_valid_utf8(value)) {
+                return name;
+            }
+        }
+    }
+    for (const CLI::App* sub : app.get_subcommands()) {
+        if (std::string found = option_not_utf8(*sub); !found.empty()) {
+            return found;
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, Context& ctx) {
@@ -329,6 +350,10 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
     }
     if (!chosen) {
         ctx.err << "envgate: no command given\n";
+        return k_exit_usage;
+    }
+    if (std::string bad = option_not_utf8(app); !bad.empty()) {
+        ctx.err << "envgate: " << bad << ": the value is not valid UTF-8 text\n";
         return k_exit_usage;
     }
     try {
