@@ -191,6 +191,10 @@ Handler define_status(CLI::App& app) {
                    "node-exporter textfile collector) instead of printing");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
     add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    app.add_option("--timeout", o->timeout,
+                   "give up on the locks (and gates) not read by then: they show as unknown, "
+                   "exit 4")
+        ->capture_default_str();
     app.add_flag("--wide", o->wide,
                  "text: one line per value, never wrapped (default: wrap at spaces to $COLUMNS "
                  "or the terminal's width; no wrapping when not a terminal)");
@@ -237,6 +241,9 @@ Handler define_dashboard(CLI::App& app) {
                    "text | json (json: what the page shows, as one document: each lock's "
                    "status entry, its figures and its last run)")
         ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option("--timeout", o->timeout,
+                   "give up on the locks (and gates) not read by then: they show as unknown")
         ->capture_default_str();
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
