@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include "runner/cmd_dashboard.h"
 #include "runner/exit_status.h"
 #include "test/runner/lock_workspace.h"
@@ -186,6 +189,22 @@ BOOST_AUTO_TEST_CASE(status_of_an_unreachable_store_is_unknown_in_every_output) 
         BOOST_TEST(has(prometheus.out, l + "\",state=\"unknown\"} 1\n"), prometheus.out);
         BOOST_TEST(has(prometheus.out, l + "\",state=\"free\"} 0\n"), prometheus.out);
     }
+    // The dashboard reads the locks the same way: unknown on the page and in its JSON.
+    DashboardOptions d;
+    d.out_dir = dir.path() + "/dashboard";
+    d.config_path = config;
+    d.kubeconfig = kubeconfig;
+    d.output = "json";
+    d.timeout = "3s";
+    Run dashboard = w.run([&](Context& ctx) { return run_dashboard(d, ctx); }, {});
+    auto page = nlohmann::json::parse(dashboard.out);
+    for (const auto& entry : page["locks"]) {
+        BOOST_TEST(entry["lock"]["state"] == "unknown");
+    }
+    std::ifstream html(d.out_dir + "/index.html");
+    const std::string html_text{std::istreambuf_iterator<char>(html), {}};
+    BOOST_TEST(has(html_text, "<section class=\"lock state-unknown\" id=\"lock-gstg\">"));
+    BOOST_TEST(!has(html_text, "<section class=\"lock state-free\""));
     StatusOptions bad;
     bad.config_path = config;
     bad.timeout = "soon";
