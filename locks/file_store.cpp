@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "locks/record_json.h"
+#include "runner/utf8.h"
 
 namespace envgate::locks {
 namespace {
@@ -40,6 +41,26 @@ class Fd {
 
   private:
     int m_fd;
+};
+
+// A temp file written for an atomic rename: unlinked when its scope ends without the
+// rename (an error or an exception), so no partial or empty file stays beside a record.
+class TempFile {
+  public:
+    explicit TempFile(std::string path) : m_path(std::move(path)) {}
+    ~TempFile() {
+        if (!m_path.empty()) {
+            ::unlink(m_path.c_str());
+        }
+    }
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+    // The temp file is the record now (renamed), or is left as a crash would leave it.
+    void renamed() { m_path.clear(); }
+    void keep() { m_path.clear(); }
+
+  private:
+    std::string m_path;
 };
 
 Status write_all(int fd, const std::string& data, const std::string& path) {
@@ -211,23 +232,27 @@ Status FileStore::write_locked(const std::string& name, const LockRecord& record
     nlohmann::json j = to_json(record);
     j["name"] = name;
     j["revision"] = revision;
+    const std::string text = dump_json(j, 2) + "\n";  // before the temp file: nothing to undo
     std::string temp = m_directory + "/." + name + ".json.tmp." + std::to_string(::getpid());
+    TempFile pending(temp);  // removed on every path out but the rename
     {
         Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
         if (fd.get() < 0) {
             return io_error("cannot create", temp);
         }
-        TRY(write_all(fd.get(), j.dump(2) + "\n", temp));
+        TRY(write_all(fd.get(), text, temp));
         if (::fsync(fd.get()) != 0) {
             return io_error("cannot fsync", temp);
         }
     }
     if (m_before_rename && !m_before_rename()) {
+        pending.keep();  // the tests' crash before the rename leaves what a crash leaves
         return Status(Code::io, "write of " + path + " stopped before the rename");
     }
     if (::rename(temp.c_str(), path.c_str()) != 0) {
         return io_error("cannot rename onto", path);
     }
+    pending.renamed();
     TRY(fsync_directory(m_directory));
     new_version = std::to_string(revision);
     return Status::ok();

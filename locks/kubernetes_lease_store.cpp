@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "locks/record_json.h"
+#include "runner/utf8.h"
 
 namespace envgate::locks {
 namespace {
@@ -193,7 +194,7 @@ json lease_from_record(const std::string& namespace_name, const LockRecord& reco
              {{"name", lease_name(record.name)},
               {"namespace", namespace_name},
               {"labels", {{k_lock_label, "true"}, {"app.kubernetes.io/managed-by", "envgate"}}},
-              {"annotations", {{k_record_annotation, to_json(record).dump()}}}}},
+              {"annotations", {{k_record_annotation, dump_json(to_json(record))}}}}},
             {"spec", lease_spec(record)}};
 }
 

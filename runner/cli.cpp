@@ -19,6 +19,7 @@
 #include "runner/cmd_unlock.h"
 #include "runner/cmd_version.h"
 #include "runner/exit_status.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -192,6 +193,10 @@ Handler define_status(CLI::App& app) {
                    "node-exporter textfile collector) instead of printing");
     app.add_option("--config", o->config_path, "envgate.yml to read")->capture_default_str();
     add_store_options(app, o->kubeconfig, o->context, o->namespace_);
+    app.add_option("--timeout", o->timeout,
+                   "give up on the locks (and gates) not read by then: they show as unknown, "
+                   "exit 4")
+        ->capture_default_str();
     app.add_flag("--wide", o->wide,
                  "text: one line per value, never wrapped (default: wrap at spaces to $COLUMNS "
                  "or the terminal's width; no wrapping when not a terminal)");
@@ -243,6 +248,9 @@ Handler define_dashboard(CLI::App& app) {
                    "text | json (json: what the page shows, as one document: each lock's "
                    "status entry, its figures and its last run)")
         ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app.add_option("--timeout", o->timeout,
+                   "give up on the locks (and gates) not read by then: they show as unknown")
         ->capture_default_str();
     return [o](Context& ctx) { return run_dashboard(*o, ctx); };
 }
@@ -303,6 +311,26 @@ const Command k_commands[] = {
      define_completion},
 };
 
+// The first option whose value is stored as text in a lock record (a holder, a
+// reason, a message) and is not UTF-8, as "--holder"; "" when there is none. Such a
+// value is refused rather than stored altered: a holder id must read back as written.
+std::string option_not_utf8(const CLI::App& app) {
+    for (const char* name : {"--holder", "--expect-holder", "--reason", "--message", "--step"}) {
+        const CLI::Option* opt = app.get_option_no_throw(name);
+        for (const std::string& value : opt ? opt->results() : std::vector<std::string>{}) {
+            if (!is_valid_utf8(value)) {
+                return name;
+            }
+        }
+    }
+    for (const CLI::App* sub : app.get_subcommands()) {
+        if (std::string found = option_not_utf8(*sub); !found.empty()) {
+            return found;
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, Context& ctx) {
@@ -336,6 +364,10 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
     }
     if (!chosen) {
         ctx.err << "envgate: no command given\n";
+        return k_exit_usage;
+    }
+    if (std::string bad = option_not_utf8(app); !bad.empty()) {
+        ctx.err << "envgate: " << bad << ": the value is not valid UTF-8 text\n";
         return k_exit_usage;
     }
     try {

@@ -8,6 +8,7 @@
 #include "runner/files.h"
 #include "runner/gate/manifest.h"
 #include "runner/run_order.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -259,7 +260,7 @@ int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
         return k_exit_usage;
     }
     if (options.output == "json") {
-        ctx.out << render_config_json(*config).dump(2) << "\n";
+        ctx.out << dump_json(render_config_json(*config), 2) << "\n";
         return k_exit_success;
     }
     ctx.out << "# " << options.config_path << ": valid.\n"

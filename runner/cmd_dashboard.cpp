@@ -12,6 +12,7 @@
 #include "runner/files.h"
 #include "runner/report/render.h"
 #include "runner/status_metrics.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -125,22 +126,26 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         files.insert(files.end(), found.begin(), found.end());
     }
     auto runs = newest_runs(files, model.notes);
-    std::vector<std::string> names = lock_names(*config, std::nullopt);
-    std::vector<LockStatus> locks;
-    for (const auto& name : names) {
-        int exit = k_exit_usage;
-        auto l = read_lock_status(*config, name, ctx, exit,
-                                  {o.kubeconfig, std::nullopt, o.context, o.namespace_});
-        if (!l) {
-            return exit;
-        }
-        locks.push_back(std::move(*l));
+    auto budget = parse_bounded_duration("--timeout", o.timeout, std::chrono::milliseconds(100));
+    if (!budget) {
+        ctx.err << "envgate dashboard: " << budget.status().message() << "\n";
+        return k_exit_usage;
     }
+    const TimePoint started = ctx.clock.now();
+    std::vector<std::string> names = lock_names(*config, std::nullopt);
+    int exit = k_exit_usage;
+    auto read = read_lock_statuses(*config, names, ctx, exit,
+                                   {o.kubeconfig, std::nullopt, o.context, o.namespace_}, *budget);
+    if (!read) {
+        return exit;
+    }
+    std::vector<LockStatus> locks = std::move(*read);
     // The figures of `envgate status --output prometheus`, the gates read the same way.
     const TimePoint now = ctx.clock.now();
     std::vector<GateRuns> gates;
     if (!config->gates.empty()) {
-        gates = read_gate_runs(*config, names, ctx);
+        gates = read_gate_runs(*config, names, ctx, std::nullopt, std::nullopt,
+                               std::max<Duration>(*budget - (now - started), Duration::zero()));
     }
     for (const auto& g : gates) {
         if (!g.error.empty()) {
@@ -171,7 +176,7 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         return k_exit_infra;
     }
     if (o.output == "json") {
-        ctx.out << render_dashboard_json(model, path, locks, now).dump(2) << "\n";
+        ctx.out << dump_json(render_dashboard_json(model, path, locks, now), 2) << "\n";
         return k_exit_success;
     }
     ctx.out << "wrote " << path << " (" << model.locks.size() << " locks, " << runs.size()

@@ -24,6 +24,7 @@ struct DashboardOptions {
     std::optional<std::string> context;     // --context: instead of each environment's
     std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
     std::string output = "text";            // json: stdout gets the page's content as one document
+    std::string timeout = "5s";             // --timeout: for reading every lock and gate
 };
 
 int run_dashboard(const DashboardOptions& options, Context& ctx);

@@ -14,6 +14,7 @@
 #include "runner/kube_session.h"
 #include "runner/real_clock.h"
 #include "runner/report/job_log.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -168,7 +169,7 @@ void print_lock_result(Context& ctx, const LockTarget& t, const std::string& act
         {"lock", t.spec.name},
         {"message", text},
         {"record", current.is_ok() ? locks::to_json(current->record) : nlohmann::json(nullptr)}};
-    ctx.out << out.dump(2) << "\n";
+    ctx.out << dump_json(out, 2) << "\n";
 }
 
 std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,

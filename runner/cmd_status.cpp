@@ -15,6 +15,7 @@
 #include "runner/exit_status.h"
 #include "runner/files.h"
 #include "runner/status_metrics.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -162,6 +163,32 @@ std::optional<LockStatus> read_lock_status(const Config& config, const std::stri
     return s;
 }
 
+std::optional<std::vector<LockStatus>> read_lock_statuses(const Config& config,
+                                                          const std::vector<std::string>& names,
+                                                          Context& ctx, int& exit,
+                                                          StoreOptions store, Duration budget) {
+    const TimePoint deadline = ctx.clock.now() + budget;
+    std::vector<LockStatus> out;
+    for (const auto& name : names) {
+        const Duration left = deadline - ctx.clock.now();
+        if (left <= Duration::zero()) {
+            LockStatus s;
+            s.record.name = name;
+            s.error = "not read: the " + format_duration(budget) +
+                      " given to read the locks (--timeout) ran out before it";
+            out.push_back(std::move(s));
+            continue;
+        }
+        store.retry_budget = left;
+        auto s = read_lock_status(config, name, ctx, exit, store);
+        if (!s) {
+            return std::nullopt;
+        }
+        out.push_back(std::move(*s));
+    }
+    return out;
+}
+
 std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now,
                                std::size_t width) {
     std::ostringstream out;
@@ -184,7 +211,9 @@ nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoin
             {"error", s.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
             {"unlock_command", nullptr},
             {"lock", to_json(s.record)}};
-        if (s.error.empty() && s.record.state != LockState::free) {
+        if (!s.error.empty()) {
+            entry["lock"]["state"] = "unknown";  // never "free": it could not be read
+        } else if (s.record.state != LockState::free) {
             entry["unlock_command"] = unlock_command(s.record);
         }
         j["locks"].push_back(entry);
@@ -224,21 +253,25 @@ int run_status(const StatusOptions& o, Context& ctx) {
         ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
-    std::vector<std::string> names = lock_names(*config, o.env);
-    std::vector<LockStatus> out;
-    for (const auto& name : names) {
-        int exit = k_exit_usage;
-        auto s = read_lock_status(*config, name, ctx, exit,
-                                  {o.kubeconfig, std::nullopt, o.context, o.namespace_});
-        if (!s) {
-            return exit;
-        }
-        out.push_back(std::move(*s));
+    auto budget = parse_bounded_duration("--timeout", o.timeout, std::chrono::milliseconds(100));
+    if (!budget) {
+        ctx.err << "envgate status: " << budget.status().message() << "\n";
+        return k_exit_usage;
     }
+    const TimePoint started = ctx.clock.now();
+    std::vector<std::string> names = lock_names(*config, o.env);
+    int exit = k_exit_usage;
+    auto read = read_lock_statuses(*config, names, ctx, exit,
+                                   {o.kubeconfig, std::nullopt, o.context, o.namespace_}, *budget);
+    if (!read) {
+        return exit;
+    }
+    std::vector<LockStatus> out = std::move(*read);
     TimePoint now = ctx.clock.now();
     std::vector<GateRuns> gates;
     if (o.output == "prometheus" && !config->gates.empty()) {
-        gates = read_gate_runs(*config, names, ctx, o.kubeconfig, o.context);
+        gates = read_gate_runs(*config, names, ctx, o.kubeconfig, o.context,
+                               std::max<Duration>(*budget - (now - started), Duration::zero()));
     }
     if (o.output == "prometheus" && !o.textfile.empty()) {
         Status written = write_file_atomic(o.textfile, render_status_prometheus(out, gates, now));
@@ -249,7 +282,7 @@ int run_status(const StatusOptions& o, Context& ctx) {
     } else if (o.output == "prometheus") {
         ctx.out << render_status_prometheus(out, gates, now);
     } else if (o.output == "json") {
-        ctx.out << render_status_json(out, now).dump(2) << "\n";
+        ctx.out << dump_json(render_status_json(out, now), 2) << "\n";
     } else {
         ctx.out << render_status_text(out, now, o.wide ? 0 : terminal_width(ctx.getenv));
     }

@@ -27,6 +27,7 @@ struct StatusOptions {
     std::optional<std::string> kubeconfig;  // clusters of the Lease store and of the gates
     std::optional<std::string> context;     // --context: instead of each environment's
     std::optional<std::string> namespace_;  // -n: the Leases' namespace, instead of the config's
+    std::string timeout = "5s";  // --timeout: for reading every lock (and gate), all together
 };
 
 int run_status(const StatusOptions& options, Context& ctx);
@@ -48,9 +49,19 @@ std::vector<std::string> lock_names(const Config& config, const std::optional<st
 std::optional<LockStatus> read_lock_status(const Config& config, const std::string& name,
                                            Context& ctx, int& exit, const StoreOptions& store = {});
 
-// Pure renderers. Text wraps long values (failures, unlock reasons) at spaces to
-// `width` columns, continuing under themselves; `width` 0 keeps each on one line.
-// Nothing is cut.
+// Reads the locks `names` within one `budget` shared by all: each store read is given
+// what is left of it (its retries and each request end with it), and a lock whose turn
+// comes once it is spent is not read: its error says so. Nullopt (and `exit` set) when
+// a lock has no store to read from.
+std::optional<std::vector<LockStatus>> read_lock_statuses(const Config& config,
+                                                          const std::vector<std::string>& names,
+                                                          Context& ctx, int& exit,
+                                                          StoreOptions store, Duration budget);
+
+// Pure renderers. A lock that could not be read is "unknown" in each (JSON: its
+// lock.state), with the error, never a state it may not be in. Text wraps long values (failures,
+// unlock reasons) at spaces to `width` columns, continuing under themselves; `width` 0 keeps each
+// on one line. Nothing is cut.
 std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now,
                                std::size_t width = 0);
 

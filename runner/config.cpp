@@ -145,6 +145,13 @@ class ConfigParser {
                 m_f.error(m_f.where(n), field + ".path", "must not be empty");
             } else if (s) {
                 lock.path = resolve(*s);
+                std::error_code ec;  // a missing folder is made at the first write
+                if (fs::exists(lock.path, ec) && !fs::is_directory(lock.path, ec)) {
+                    m_f.error(m_f.where(n), field + ".path",
+                              "\"" + *s +
+                                  "\" is not a directory (the file store keeps one "
+                                  "file per lock in it)");
+                }
             }
         }
         if (node["namespace"]) {

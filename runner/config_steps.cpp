@@ -154,7 +154,11 @@ std::optional<StepSettings> read_step(const YAML::Node& node, const std::string&
                                       const std::string& name, bool builtin, YamlFields& f) {
     StepSettings step;
     if (node.IsScalar() && builtin) {
-        step.run = node.Scalar();
+        auto run = f.read_string(node, field);
+        if (!run) {
+            return std::nullopt;
+        }
+        step.run = *run;
     } else if (node.IsMap()) {
         f.check_keys(node, field, k_step_keys);
         bool ok = read_after(node, field, name, EntryKind::step, builtin, f, step.after);

@@ -164,6 +164,24 @@ std::optional<std::string> YamlFields::read_string(const YAML::Node& node,
         error(where(node), field, "expected a string, got " + node_kind(node));
         return std::nullopt;
     }
+    // yaml-cpp tags a plain scalar "?" and a quoted one "!". Any other tag asks for a
+    // value envgate would not produce: `!!binary` would run the base64 text as it is.
+    const std::string& tag = node.Tag();
+    if (tag != "?" && tag != "!" && tag != "tag:yaml.org,2002:str") {
+        const std::string core = "tag:yaml.org,2002:";
+        const std::string shown = tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag;
+        error(where(node), field,
+              fmt::format("expected a plain string, got a value tagged {} (envgate does not "
+                          "decode tags: write the text itself, without the tag)",
+                          shown));
+        return std::nullopt;
+    }
+    // A NUL ends a string for the shell, the kernel and Kubernetes: the rest would be lost.
+    if (node.Scalar().find('\0') != std::string::npos) {
+        error(where(node), field,
+              "contains a NUL character (\\0), which no command, name or path can carry");
+        return std::nullopt;
+    }
     return node.Scalar();
 }
 

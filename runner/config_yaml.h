@@ -48,7 +48,8 @@ class YamlFields {
     void check_keys(const YAML::Node& map, const std::string& field,
                     const std::vector<std::string>& allowed);
 
-    // Each returns nullopt (and records an error) when the node has the wrong shape.
+    // Each returns nullopt (and records an error) when the node has the wrong shape. A
+    // string is a scalar without a tag (or `!!str`) and without a NUL character.
     std::optional<std::string> read_string(const YAML::Node& node, const std::string& field);
     std::optional<std::vector<std::string>> read_string_list(const YAML::Node& node,
                                                              const std::string& field);

@@ -76,17 +76,31 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
     if (fd < 0) {
         return errno_status("cannot create", tmp);
     }
+    // Closed and unlinked on every path out but the rename, an exception included, so a
+    // failed write leaves no temp file in the report directory.
+    struct Pending {
+        int open_fd;
+        std::string temp;
+        bool renamed = false;
+        ~Pending() {
+            if (open_fd >= 0) {
+                ::close(open_fd);
+            }
+            if (!renamed) {
+                ::unlink(temp.c_str());
+            }
+        }
+    } pending{fd, tmp};
     Status st = write_all(fd, mask_secrets(content), tmp);
     if (st.is_ok() && ::fsync(fd) != 0) {
         st = errno_status("cannot sync", tmp);
     }
-    ::close(fd);
+    ::close(pending.open_fd);
+    pending.open_fd = -1;
     if (st.is_ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
         st = errno_status("cannot rename to", path);
     }
-    if (!st.is_ok()) {
-        ::unlink(tmp.c_str());
-    }
+    pending.renamed = st.is_ok();
     return st;
 }
 

@@ -119,17 +119,28 @@ std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
 
 std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std::string>& names,
                                      Context& ctx, const std::optional<std::string>& kubeconfig,
-                                     const std::optional<std::string>& context) {
+                                     const std::optional<std::string>& context,
+                                     std::optional<Duration> budget) {
     std::vector<GateRuns> out;
     JobLog log(ctx.err, ctx.clock, log_settings_from(ctx.getenv, false));
+    const TimePoint deadline = ctx.clock.now() + budget.value_or(Duration::zero());
     for (const auto& name : names) {
         const Environment* env = config.find_environment(name);
         if (env == nullptr) {
             continue;  // the global qa lock has no gates
         }
         GateRuns runs{name, {}, ""};
-        auto session = open_kube_session(
-            {kubeconfig, context ? context : env->kube_context, std::nullopt}, ctx, log);
+        std::optional<Duration> left;
+        if (budget) {
+            left = deadline - ctx.clock.now();
+            if (*left <= Duration::zero()) {
+                runs.error = "not read: the time given to read them (--timeout) ran out";
+                out.push_back(std::move(runs));
+                continue;
+            }
+        }
+        auto session =
+            open_kube_session({kubeconfig, context ? context : env->kube_context, left}, ctx, log);
         auto jobs = session
                         ? session->api->list(kube::jobs(env->namespace_),
                                              {std::string(k_label_environment) + "=" + name, ""})

@@ -37,10 +37,12 @@ std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
                                           const std::vector<nlohmann::json>& jobs, TimePoint now);
 
 // Lists each environment's gate Jobs on its cluster (`kubeconfig` else KUBECONFIG;
-// `context` else its kube_context).
+// `context` else its kube_context), within `budget` for them all when one is given: an
+// environment whose turn comes once it is spent has an error saying so.
 std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std::string>& names,
                                      Context& ctx,
                                      const std::optional<std::string>& kubeconfig = {},
-                                     const std::optional<std::string>& context = {});
+                                     const std::optional<std::string>& context = {},
+                                     std::optional<Duration> budget = std::nullopt);
 
 }  // namespace envgate

@@ -32,7 +32,9 @@ struct Family {
 };
 
 const Family k_state{"envgate_lock_state",
-                     "Whether the environment's lock is in this state (free, held, failed).", true};
+                     "Whether the environment's lock is in this state (free, held, failed, or "
+                     "unknown when it could not be read).",
+                     true};
 const Family k_age{"envgate_lock_holder_age_seconds",
                    "Seconds since the lock's holder acquired it (held or failed locks)."};
 const Family k_queue{"envgate_lock_queue_length", "Pipelines waiting in the lock's queue."};
@@ -118,6 +120,11 @@ void add_locks(Families& out, const std::vector<LockStatus>& locks, TimePoint no
             out[k_state].samples.push_back(
                 {l, s.error.empty() && s.record.state == state ? 1.0 : 0.0});
         }
+        // One-hot still: a lock that could not be read is in no known state, so a query
+        // such as `envgate_lock_state{state="free"} == 1` never counts it as free.
+        Labels l = env(s);
+        l.emplace_back("state", "unknown");
+        out[k_state].samples.push_back({l, s.error.empty() ? 0.0 : 1.0});
     }
     out[k_age];
     for (const auto& s : locks) {

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 #include <Poco/Base64Encoder.h>
@@ -17,11 +19,13 @@
 
 #include "runner/secrets.h"
 #include "runner/signals.h"
+#include "runner/utf8.h"
 
 namespace envgate::kube {
 namespace {
 
 constexpr std::size_t k_max_output = 1024 * 1024;  // an ExecCredential is a few kB
+constexpr std::size_t k_max_stderr = 64 * 1024;    // of its stderr, the last 64 KiB are shown
 
 std::string base64(const std::string& bytes) {
     std::ostringstream out;
@@ -79,8 +83,47 @@ std::optional<std::string> find_command(const std::string& command) {
     return std::nullopt;
 }
 
-// Reads the plugin's stdout until it exits, the timeout passes or a SIGTERM/SIGINT
-// arrives; the last two kill it. Its stderr goes to ours (prompts, warnings), as kubectl.
+// What the plugin wrote to stderr, up to its last k_max_stderr bytes: a plugin that
+// writes without end fills neither memory nor the job log.
+struct StderrTail {
+    std::string kept;
+    std::size_t dropped = 0;
+    void add(const char* data, std::size_t n) {
+        kept.append(data, n);
+        if (kept.size() > k_max_stderr) {
+            dropped += kept.size() - k_max_stderr;
+            kept.erase(0, kept.size() - k_max_stderr);
+        }
+    }
+};
+
+// Reads what is ready on `fd` into `sink`; false at EOF or on an error.
+template <typename Sink>
+bool read_ready(int fd, Sink&& sink) {
+    char buf[4096];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+        sink(buf, static_cast<std::size_t>(n));
+        return true;
+    }
+    return n < 0 && errno == EINTR;
+}
+
+// Our stderr gets the plugin's (warnings, hints), as kubectl shows them, once it ends;
+// through std::cerr, so the process's masking applies.
+void show_stderr(const std::string& who, const StderrTail& tail) {
+    if (tail.dropped > 0) {
+        std::cerr << who << ": " << tail.dropped << " bytes of its stderr dropped, the last "
+                  << tail.kept.size() / 1024 << " KiB follow\n";
+    }
+    if (!tail.kept.empty()) {
+        std::cerr << tail.kept << (tail.kept.back() == '\n' ? "" : "\n") << std::flush;
+    }
+}
+
+// Reads the plugin's stdout and stderr until it closes its stdout and exits, the
+// timeout passes or a SIGTERM/SIGINT arrives; the last two kill it. Both pipes are
+// drained all along, so a plugin blocked on a full stderr pipe never hangs the read.
 Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
     Poco::Process::Env env(exec.env.begin(), exec.env.end());
     env["KUBERNETES_EXEC_INFO"] = exec_info_json(exec);
@@ -89,40 +132,61 @@ Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
     if (!command) {
         return Status(Code::unauthorized, exec_not_found_message(exec));
     }
+    StderrTail tail;
     try {
         Poco::Pipe out;
+        Poco::Pipe err;
         Poco::ProcessHandle handle =
-            Poco::Process::launch(*command, exec.args, nullptr, &out, nullptr, env);
+            Poco::Process::launch(*command, exec.args, nullptr, &out, &err, env);
         out.close(Poco::Pipe::CLOSE_WRITE);
+        err.close(Poco::Pipe::CLOSE_WRITE);
         const auto deadline = std::chrono::steady_clock::now() + exec.timeout;
         std::string output;
-        char buf[4096];
-        while (true) {
+        bool out_open = true;
+        bool err_open = true;
+        int exited = -1;
+        auto keep_out = [&output](const char* data, std::size_t n) {
+            if (output.size() < k_max_output) {
+                output.append(data, n);
+            }
+        };
+        auto keep_err = [&tail](const char* data, std::size_t n) { tail.add(data, n); };
+        // Until stdout ends and then until the plugin exits (a child it left behind may
+        // keep stderr open), and what its stderr still holds after that.
+        while (out_open || (err_open && (exited = handle.tryWait()) == -1)) {
             if (int sig = pending_signal(); sig != 0) {
                 Poco::Process::kill(handle);
                 (void)handle.wait();
+                show_stderr(who, tail);
                 return Status(Code::cancelled, fmt::format("{}: stopped by signal {}", who, sig));
             }
             if (std::chrono::steady_clock::now() >= deadline) {
                 Poco::Process::kill(handle);
                 (void)handle.wait();
+                show_stderr(who, tail);
                 return Status(Code::unauthorized, fmt::format("{}: no answer within {}, killed",
                                                               who, format_duration(exec.timeout)));
             }
-            pollfd p{out.readHandle(), POLLIN, 0};
-            if (::poll(&p, 1, 50) <= 0) {
+            pollfd p[2] = {{out_open ? out.readHandle() : -1, POLLIN, 0},
+                           {err_open ? err.readHandle() : -1, POLLIN, 0}};
+            if (::poll(p, 2, 50) <= 0) {
                 continue;
             }
-            ssize_t n = ::read(out.readHandle(), buf, sizeof buf);
-            if (n > 0 && output.size() < k_max_output) {
-                output.append(buf, static_cast<std::size_t>(n));
-            } else if (n == 0 || (n < 0 && errno != EINTR)) {
-                break;  // EOF: the plugin is done (or closed its stdout)
+            if (out_open && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+                out_open = read_ready(out.readHandle(), keep_out);
+            }
+            if (err_open && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+                err_open = read_ready(err.readHandle(), keep_err);
             }
         }
-        exit_code = handle.wait();
+        for (pollfd p{err.readHandle(), POLLIN, 0}; err_open && ::poll(&p, 1, 0) > 0;) {
+            err_open = read_ready(err.readHandle(), keep_err);
+        }
+        exit_code = exited != -1 ? exited : handle.wait();
+        show_stderr(who, tail);
         return output;
     } catch (const Poco::Exception& e) {
+        show_stderr(who, tail);
         return Status(Code::unauthorized, fmt::format("{}: cannot run: {}", who, e.displayText()));
     }
 }
@@ -151,7 +215,7 @@ std::string exec_info_json(const ExecConfig& exec) {
     }
     nlohmann::json info = {
         {"apiVersion", exec.api_version}, {"kind", "ExecCredential"}, {"spec", spec}};
-    return info.dump();
+    return dump_json(info);
 }
 
 std::string exec_not_found_message(const ExecConfig& exec) {

@@ -21,7 +21,9 @@ nlohmann::json run_json_document(const RunReport& report);  // run.json's docume
 // Reads run.json back (the dashboard renders saved runs). Errors name `origin`.
 Result<RunReport> parse_run_json(const std::string& text, const std::string& origin);
 
-// Writes every report into `dir` (created if missing), each atomically.
+// Writes every report into `dir` (created if missing), each atomically. A file that
+// cannot be rendered or written is removed (no earlier run's file is left to look
+// current) and the others are still written; the first error is returned.
 Status write_reports(const std::string& dir, const RunReport& report);
 
 }  // namespace envgate

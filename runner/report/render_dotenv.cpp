@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "runner/report/render.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -82,7 +83,7 @@ std::string render_annotations(const RunReport& r) {
         add("failed " + f->name + " job", r.job_url);
     }
     add(r.environment + " environment", r.environments_url);
-    return nlohmann::json{{"envgate", links}}.dump(2) + "\n";
+    return dump_json(nlohmann::json{{"envgate", links}}, 2) + "\n";
 }
 
 }  // namespace envgate

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/report/render.h"
+#include "runner/utf8.h"
 
 namespace envgate {
 namespace {
@@ -174,7 +175,7 @@ json run_json_document(const RunReport& r) {
 }
 
 std::string render_run_json(const RunReport& r) {
-    return run_json_document(r).dump(2) + "\n";
+    return dump_json(run_json_document(r), 2) + "\n";
 }
 
 Result<RunReport> parse_run_json(const std::string& text, const std::string& origin) {

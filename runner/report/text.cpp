@@ -1,5 +1,7 @@
 #include "runner/report/text.h"
 
+#include "runner/utf8.h"
+
 namespace envgate {
 namespace {
 
@@ -46,7 +48,7 @@ std::string strip_control(std::string_view text) {
         }
         out.push_back(static_cast<char>(c));
     }
-    return out;
+    return valid_utf8(out);  // XML and HTML readers stop at a byte that is not UTF-8
 }
 
 std::string xml_escape(std::string_view text) {

@@ -7,7 +7,8 @@
 
 namespace envgate {
 
-// Drops ANSI escape sequences and control characters other than \n and \t.
+// Drops ANSI escape sequences and control characters other than \n and \t, and
+// replaces bytes that are not UTF-8 with U+FFFD.
 std::string strip_control(std::string_view text);
 
 // Escapes & < > " ' for XML or HTML text and attributes (after strip_control).

@@ -700,4 +700,31 @@ scenario_manifest_namespace() {
     ok "manifest naming another namespace: run, gate and config check exit 2 naming both, nothing touched"
 }
 
+# A step whose command and output hold bytes that are not UTF-8 (\377\376, as a
+# UTF-16 log starts) and that fails: the lock ends failed, not held; run.json is this
+# run's and valid JSON (an earlier run's is not left), junit.xml is valid XML, and no
+# temp file is left beside the lock record or the reports.
+scenario_not_utf8() {
+    ok_job pre
+    ok_job post
+    write_config "$(printf 'echo \377\376 deploying; exit 3')"
+    grep -q $'\377\376' "$CFG" || fail "the config does not hold the raw bytes"
+    mkdir -p "$T/rep"
+    echo '{"schema": "envgate.run/v1", "result": "success", "earlier": true}' >"$T/rep/run.json"
+    run_envgate_json 90 "$T/run.json" "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
+    expect_rc 1 "deploy exited 3"
+    log_lacks "$T/run.log" "internal error"
+    jq -e '.result == "failed" and .failed_step == "deploy" and .lock.state == "failed"
+        and (has("earlier") | not)' "$T/rep/run.json" >/dev/null ||
+        fail "run.json is not this failed run: $(head -c 400 "$T/rep/run.json")"
+    jq -e '.steps[] | select(.name == "deploy") | .message | test("exited 3: echo \ufffd\ufffd deploying")' \
+        "$T/rep/run.json" >/dev/null || fail "run.json lacks the command with U+FFFD: $(cat "$T/rep/run.json")"
+    expect_lock failed
+    check_reports "$T/rep" e1 failed
+    local left
+    left=$(find "$T/locks" "$T/rep" -name '*.tmp*')
+    [[ -z $left ]] || fail "temp files left: $left"
+    ok "bytes that are not UTF-8: exit 1, lock failed, run.json this run's, no temp files"
+}
+
 "scenario_$SCENARIO"

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -273,6 +275,38 @@ BOOST_AUTO_TEST_CASE(a_late_401_for_replaced_credentials_runs_the_plugin_no_more
     BOOST_REQUIRE(again.is_ok());
     BOOST_TEST(again->generation == run2->generation);
     BOOST_TEST(provider.runs() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_plugin_flooding_stderr_is_read_to_the_end_and_shown_capped) {
+    // Given: a plugin that writes 1 MiB to stderr (16 times a pipe's buffer) before its
+    // credential, then a last line.
+    TempDir dir;
+    dir.write("plugin.sh",
+              "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\0' x >&2\necho ' the end' >&2\n"
+              "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+              "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"t\"}}'\n",
+              true);
+    const auto file = dir.write(
+        "config",
+        kubeconfig("    server: https://kube.example:6443\n", "      command: ./plugin.sh\n"),
+        false);
+    auto config = kube::load_kubeconfig_files({file}, "x");
+    BOOST_REQUIRE_MESSAGE(config.is_ok(), why(config));
+    std::ostringstream shown;
+    std::streambuf* before = std::cerr.rdbuf(shown.rdbuf());
+    FakeClock clock(TimePoint(std::chrono::seconds(1'700'000'000)));
+    kube::ExecCredentialProvider provider(*config->exec, clock);
+    auto creds = provider.get();
+    std::cerr.rdbuf(before);
+    // Then: the credential arrives (the plugin was never blocked on a full pipe), and
+    // what reaches our stderr is the last 64 KiB and a line saying how much was dropped.
+    BOOST_REQUIRE_MESSAGE(creds.is_ok(), why(creds));
+    const std::string text = shown.str();
+    BOOST_TEST(text.size() < 65 * 1024u);
+    BOOST_TEST(
+        text.find("bytes of its stderr dropped, the last 64 KiB follow") != std::string::npos,
+        text.substr(0, 200));
+    BOOST_TEST(text.ends_with("xxxx the end\n"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -221,6 +221,25 @@ BOOST_AUTO_TEST_CASE(verbs_send_the_right_requests_over_one_connection) {
     BOOST_TEST(fx.api->connections_opened() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(event_and_annotation_text_that_is_not_utf8_is_sent_as_valid_json) {
+    // Given: an Event whose message quotes a migration log's \377\376, and a patch of an
+    // annotation holding the same bytes.
+    ApiFixture fx;
+    fx.server.push_json(201, R"({"metadata":{"name":"e1","resourceVersion":"1"}})");
+    fx.server.push_json(200, R"({"metadata":{"name":"migrate","resourceVersion":"2"}})");
+    nlohmann::json event = {{"metadata", {{"name", "e1"}}}, {"message", "log: \377\376 end"}};
+    BOOST_REQUIRE(fx.api->create(kube::core_events("gitlab"), event).is_ok());
+    BOOST_REQUIRE(fx.api
+                      ->patch(kube::jobs("gitlab", "migrate"),
+                              {{"metadata", {{"annotations", {{"a", "\377"}}}}}})
+                      .is_ok());
+    // Then: both bodies are JSON (the API takes UTF-8 only) with U+FFFD for the bytes.
+    const auto seen = fx.server.requests();
+    BOOST_REQUIRE(seen.size() == 2u);
+    BOOST_TEST(nlohmann::json::parse(seen[0].body)["message"] == "log: \uFFFD\uFFFD end");
+    BOOST_TEST(nlohmann::json::parse(seen[1].body)["metadata"]["annotations"]["a"] == "\uFFFD");
+}
+
 BOOST_AUTO_TEST_CASE(server_path_prefix_is_kept) {
     // Given: a server URL with a path, as the GitLab agent's KAS proxy uses.
     TestApiServer server;

@@ -82,4 +82,24 @@ BOOST_AUTO_TEST_CASE(lock_names_must_be_dns_labels) {
     }
 }
 
+// Given a failure message, a step and a history entry holding bytes that are not UTF-8
+// (a migration log's \377\376), then the write succeeds with U+FFFD in their place,
+// the stored file is JSON that reads back, and no temp file is left beside it.
+BOOST_AUTO_TEST_CASE(text_that_is_not_utf8_is_stored_replaced_and_no_temp_is_left) {
+    test::TempDir dir;
+    FileStore store(dir.path());
+    LockRecord r = record_with_step("deploy \xff\xfe");
+    r.state = LockState::failed;
+    r.failure = Failure{"deploy", "StepFailed", "exit 1: \xff\xfe", {}};
+    r.record("fail", "p1", {}, "log: \xfe");
+    auto written = store.write("gstg", r, "");
+    BOOST_REQUIRE_MESSAGE(written.is_ok(), (written.is_ok() ? "" : written.status().message()));
+    BOOST_TEST(temp_files(dir.path()) == 0u);
+    auto read = store.read("gstg");
+    BOOST_REQUIRE_MESSAGE(read.is_ok(), (read.is_ok() ? "" : read.status().message()));
+    BOOST_TEST(read->record.failure->message == "exit 1: \uFFFD\uFFFD");
+    BOOST_TEST(read->record.step == "deploy \uFFFD\uFFFD");
+    BOOST_TEST(read->record.history.back().why == "log: \uFFFD");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -188,4 +188,23 @@ BOOST_AUTO_TEST_CASE(an_event_that_cannot_be_posted_never_fails_the_write) {
     BOOST_TEST(events(*f.api).size() == 1u);  // only the acquire's
 }
 
+// Given a failure message that is not UTF-8, then the Lease's record annotation is
+// JSON text with U+FFFD in place of the bad bytes, and the record reads back.
+BOOST_AUTO_TEST_CASE(a_record_with_text_that_is_not_utf8_is_written_replaced) {
+    test::LeaseStoreFactory f;
+    auto store = f.make();
+    LockRecord r = held_record();
+    r.state = LockState::failed;
+    r.failure = Failure{"deploy", "StepFailed", "exit 1: \xff\xfe", k_t0};
+    auto written = store->write("gstg", r, "");
+    BOOST_REQUIRE_MESSAGE(written.is_ok(), (written.is_ok() ? "" : written.status().message()));
+    json lease = f.api->object(k_lease).value();
+    json annotation =
+        json::parse(lease["metadata"]["annotations"][k_record_annotation].get<std::string>());
+    BOOST_TEST(annotation["failure"]["message"] == "exit 1: \uFFFD\uFFFD");
+    auto read = store->read("gstg");
+    BOOST_REQUIRE_MESSAGE(read.is_ok(), (read.is_ok() ? "" : read.status().message()));
+    BOOST_TEST(read->record.failure->message == "exit 1: \uFFFD\uFFFD");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -156,7 +156,9 @@ BOOST_AUTO_TEST_CASE(status_prometheus_has_every_lock_s_figures_as_gauges) {
     has("envgate_lock_state{environment=\"gprd\",state=\"failed\"} 1");
     has("envgate_lock_state{environment=\"gprd\",state=\"held\"} 0");
     has("envgate_lock_state{environment=\"gstg\",state=\"held\"} 1");
-    has("envgate_lock_state{environment=\"qa\",state=\"free\"} 0");  // unknown: none is 1
+    has("envgate_lock_state{environment=\"qa\",state=\"free\"} 0");  // not read: unknown
+    has("envgate_lock_state{environment=\"qa\",state=\"unknown\"} 1");
+    has("envgate_lock_state{environment=\"gstg\",state=\"unknown\"} 0");
     has("envgate_lock_holder_age_seconds{environment=\"gprd\"} 1800");
     has("envgate_lock_holder_age_seconds{environment=\"gstg\"} 600");
     has("envgate_lock_queue_length{environment=\"gstg\"} 2");

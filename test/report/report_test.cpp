@@ -286,4 +286,54 @@ BOOST_AUTO_TEST_CASE(text_helpers_strip_escapes_and_cut_on_utf8_boundaries) {
     BOOST_TEST(cap_size("abcdef", 3).starts_with("abc\n… (3 more bytes cut)"));
 }
 
+// Given a report whose step message, command and kept log hold bytes that are not
+// UTF-8 (a migration log's \377\376), and an earlier run's run.json in the directory,
+// then every report is written: run.json is this run's and parses back, junit.xml is
+// well-formed XML, and no temp file is left.
+BOOST_AUTO_TEST_CASE(reports_with_text_that_is_not_utf8_are_all_written_valid) {
+    RunReport r = sample_report();
+    r.steps[3].message += " \377\376";
+    r.steps[3].command = "echo \377\376; exit 1";
+    r.steps[1].failed_runs[0].log_tail += "\n\377\376";
+    r.lock.holder = "local:\377@host";
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("envgate_reports_utf8_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "run.json") << "{\"schema\": \"envgate.run/v1\", \"stale\": true}";
+    Status written = write_reports(dir.string(), r);
+    BOOST_TEST(written.is_ok(), written.message());
+    auto text = read_file((dir / "run.json").string());
+    BOOST_REQUIRE(text.is_ok());
+    BOOST_TEST(text->find("stale") == std::string::npos);
+    auto back = parse_run_json(*text, "run.json");
+    BOOST_REQUIRE_MESSAGE(back.is_ok(), (back.is_ok() ? "" : back.status().message()));
+    BOOST_TEST(back->steps[3].message.ends_with(" \uFFFD\uFFFD"));
+    int rc = std::system(("xmllint --noout " + (dir / "junit.xml").string()).c_str());
+    BOOST_TEST(rc == 0);
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        BOOST_TEST(e.path().filename().string().find(".tmp.") == std::string::npos, e.path());
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// Given a report directory where junit.xml (the first file) cannot be written (a
+// directory is in its place) and an earlier run's run.json, then the other files are
+// still written, the error names junit.xml, and no earlier run.json looks current.
+BOOST_AUTO_TEST_CASE(a_report_that_cannot_be_written_leaves_no_earlier_one_behind) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("envgate_reports_blocked_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "junit.xml" / "in-the-way");
+    std::ofstream(dir / "run.json") << "{\"schema\": \"envgate.run/v1\", \"stale\": true}";
+    Status written = write_reports(dir.string(), sample_report());
+    BOOST_TEST(!written.is_ok());
+    BOOST_TEST(written.message().find("junit.xml") != std::string::npos, written.message());
+    auto run = read_file((dir / "run.json").string());
+    BOOST_REQUIRE(run.is_ok());
+    BOOST_TEST(run->find("stale") == std::string::npos);
+    BOOST_TEST(std::filesystem::exists(dir / "summary.md"));
+    std::filesystem::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

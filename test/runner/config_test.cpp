@@ -199,6 +199,20 @@ const Case k_cases[] = {
     {"only_comments", "# nothing yet\n", "envgate.yml: the file is empty"},
     {"two_documents", "version: 1\n---\nversion: 1\n",
      "envgate.yml:3:1: only one YAML document is allowed"},
+    {"lock_path_not_a_directory",
+     "version: 1\ndefaults:\n  lock:\n    path: /dev/null\nenvironments:\n  - name: a\n",
+     "envgate.yml:4:11: defaults.lock.path: \"/dev/null\" is not a directory"},
+    {"builtin_step_tagged_binary",
+     "version: 1\nenvironments:\n  - name: a\nsteps:\n  deploy: !!binary ZWNobyBoaQ==\n",
+     "envgate.yml:5:11: steps.deploy: expected a plain string, got a value tagged !!binary"},
+    {"added_step_run_with_a_custom_tag",
+     "version: 1\nenvironments:\n  - name: a\nsteps:\n  smoke: { run: !shell x, after: qa }\n",
+     "steps.smoke.run: expected a plain string, got a value tagged !shell"},
+    {"builtin_step_with_a_nul",
+     "version: 1\nenvironments:\n  - name: a\nsteps:\n  deploy: \"echo \\0hi\"\n",
+     "envgate.yml:5:11: steps.deploy: contains a NUL character (\\0)"},
+    {"namespace_with_a_nul", "version: 1\ndefaults:\n  namespace: \"git\\0lab\"\n",
+     "defaults.namespace: contains a NUL character"},
 };
 
 }  // namespace
@@ -341,6 +355,21 @@ BOOST_AUTO_TEST_CASE(suggests_only_close_words) {
     BOOST_TEST(did_you_mean("namspace", {"name", "namespace"}).value_or("") == "namespace");
     BOOST_TEST(!did_you_mean("colour", {"name", "namespace", "paths"}));
     BOOST_TEST(!did_you_mean("x", {"qa"}));
+}
+
+// Given a command written plain, quoted or tagged !!str, then each reads as its text.
+BOOST_AUTO_TEST_CASE(plain_quoted_and_str_tagged_commands_read_as_written) {
+    for (const char* deploy : {"echo hi", "\"echo hi\"", "'echo hi'", "!!str echo hi"}) {
+        BOOST_TEST_CONTEXT(deploy) {
+            auto r = parse_config(
+                std::string("version: 1\nenvironments:\n  - { name: a, namespace: n }\n"
+                            "steps:\n  deploy: ") +
+                    deploy + "\n",
+                k_path);
+            BOOST_REQUIRE_MESSAGE(r.is_ok(), (r.is_ok() ? "" : r.status().message()));
+            BOOST_TEST(r->steps.at("deploy").run == "echo hi");
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include "runner/cmd_dashboard.h"
 #include "runner/exit_status.h"
 #include "test/runner/lock_workspace.h"
@@ -129,6 +132,111 @@ BOOST_AUTO_TEST_CASE(holder_flag_is_refused_inside_ci) {
     Run local = w.lock("verify", "gstg", "grp/app#7");
     BOOST_TEST(local.code == k_exit_lock_not_obtained, local.err);
     BOOST_TEST(!has(local.err, "refused in GitLab CI"), local.err);
+}
+
+// Given Lease stores on an API that refuses every connection, then status shows each
+// lock as unknown with the error in every output (never free: JSON lock.state
+// "unknown", text UNKNOWN, Prometheus state="unknown" 1 and state="free" 0), the
+// --timeout is one budget shared by all the locks (the later ones are not read once it
+// is spent), and the exit is 4.
+BOOST_AUTO_TEST_CASE(status_of_an_unreachable_store_is_unknown_in_every_output) {
+    test::TempDir dir;
+    const std::string config = dir.path() + "/envgate.yml";
+    const std::string kubeconfig = dir.path() + "/kubeconfig";
+    std::ofstream(config) << "version: 1\n"
+                             "defaults:\n"
+                             "  namespace: gitlab\n"
+                             "  lock: { store: kubernetes, namespace: envgate-locks }\n"
+                             "environments:\n"
+                             "  - { name: gstg, kube_context: ops }\n"
+                             "  - { name: gprd, kube_context: ops }\n";
+    std::ofstream(kubeconfig)
+        << "apiVersion: v1\nkind: Config\ncurrent-context: ops\n"
+           "clusters:\n- name: c\n  cluster: { server: 'http://127.0.0.1:1' }\n"
+           "users:\n- name: u\n  user: { token: s3cr3t-kube-token }\n"
+           "contexts:\n- name: ops\n  context: { cluster: c, user: u }\n";
+    Workspace w;
+    auto status = [&](const std::string& output) {
+        StatusOptions s;
+        s.config_path = config;
+        s.kubeconfig = kubeconfig;
+        s.output = output;
+        s.timeout = "3s";
+        return w.run([&](Context& ctx) { return run_status(s, ctx); }, {});
+    };
+    Run json = status("json");
+    BOOST_TEST(json.code == k_exit_infra);
+    auto j = nlohmann::json::parse(json.out);
+    BOOST_REQUIRE(j["locks"].size() == 3u);  // gstg, gprd, qa
+    for (const auto& entry : j["locks"]) {
+        BOOST_TEST_CONTEXT(entry["lock"]["name"]) {
+            BOOST_TEST(entry["lock"]["state"] == "unknown");
+            BOOST_TEST(entry["error"].is_string());
+        }
+    }
+    BOOST_TEST(has(j["locks"][0]["error"].get<std::string>(), "Connection refused"));
+    // The budget is shared: all three reads, retries included, end within the 3s (on the
+    // clock the retries sleep on), and once it is spent no lock is read at all.
+    auto config_read = load_config(config);
+    BOOST_REQUIRE(config_read.is_ok());
+    const std::vector<std::string> names = {"gstg", "gprd", "qa"};
+    for (Duration budget : {Duration(std::chrono::seconds(3)), Duration::zero()}) {
+        Duration spent{};
+        std::vector<LockStatus> read;
+        w.run(
+            [&](Context& ctx) {
+                int exit = 0;
+                const TimePoint start = ctx.clock.now();
+                read = read_lock_statuses(*config_read, names, ctx, exit,
+                                          {kubeconfig, std::nullopt, std::nullopt, std::nullopt},
+                                          budget)
+                           .value_or(std::vector<LockStatus>{});
+                spent = ctx.clock.now() - start;
+                return exit;
+            },
+            {});
+        BOOST_TEST_CONTEXT(format_duration(budget)) {
+            BOOST_REQUIRE(read.size() == 3u);
+            BOOST_TEST(spent <= budget);
+            for (const LockStatus& l : read) {
+                BOOST_TEST(!l.error.empty());
+                BOOST_TEST(has(l.error, "not read: the") == (budget == Duration::zero()), l.error);
+            }
+        }
+    }
+    Run text = status("text");
+    BOOST_TEST(text.code == k_exit_infra);
+    BOOST_TEST(has(text.out, "gstg  UNKNOWN"), text.out);
+    BOOST_TEST(!has(text.out, "FREE"), text.out);
+    Run prometheus = status("prometheus");
+    BOOST_TEST(prometheus.code == k_exit_infra);
+    for (const char* env : {"gstg", "gprd", "qa"}) {
+        const std::string l = std::string("envgate_lock_state{environment=\"") + env;
+        BOOST_TEST(has(prometheus.out, l + "\",state=\"unknown\"} 1\n"), prometheus.out);
+        BOOST_TEST(has(prometheus.out, l + "\",state=\"free\"} 0\n"), prometheus.out);
+    }
+    // The dashboard reads the locks the same way: unknown on the page and in its JSON.
+    DashboardOptions d;
+    d.out_dir = dir.path() + "/dashboard";
+    d.config_path = config;
+    d.kubeconfig = kubeconfig;
+    d.output = "json";
+    d.timeout = "3s";
+    Run dashboard = w.run([&](Context& ctx) { return run_dashboard(d, ctx); }, {});
+    auto page = nlohmann::json::parse(dashboard.out);
+    for (const auto& entry : page["locks"]) {
+        BOOST_TEST(entry["lock"]["state"] == "unknown");
+    }
+    std::ifstream html(d.out_dir + "/index.html");
+    const std::string html_text{std::istreambuf_iterator<char>(html), {}};
+    BOOST_TEST(has(html_text, "<section class=\"lock state-unknown\" id=\"lock-gstg\">"));
+    BOOST_TEST(!has(html_text, "<section class=\"lock state-free\""));
+    StatusOptions bad;
+    bad.config_path = config;
+    bad.timeout = "soon";
+    Run refused = w.run([&](Context& ctx) { return run_status(bad, ctx); }, {});
+    BOOST_TEST(refused.code == k_exit_usage);
+    BOOST_TEST(has(refused.err, "--timeout"), refused.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
