@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(feature_branch_push_makes_diff_only_child) {
     vars["CI_COMMIT_BRANCH"] = "main";
     Run on_main = f.generate("cli-default-branch.yml", {"--base", f.c1, "--head", head}, vars);
     BOOST_TEST(on_main.code == k_exit_success, on_main.err);
-    BOOST_TEST(has(on_main.child, "envgate lock acquire staging"));
+    BOOST_TEST(has(on_main.child, "envgate run --env staging --only diff"));
     BOOST_TEST(!has(on_main.err, "diff only"), on_main.err);
 
     f.repo.write_file("envgate.yml",
@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(feature_branch_push_makes_diff_only_child) {
     vars["CI_COMMIT_BRANCH"] = "topic";
     Run listed = f.generate("cli-listed-branch.yml", {"--base", f.c1, "--head", head}, vars);
     BOOST_TEST(listed.code == k_exit_success, listed.err);
-    BOOST_TEST(has(listed.child, "envgate lock acquire staging"));
+    BOOST_TEST(has(listed.child, "envgate run --env staging --only diff"));
 }
 
 // Given CI_COMMIT_BEFORE_SHA all zeros on a new branch, then the merge base with
