@@ -5,8 +5,14 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
+#include <Poco/Base64Decoder.h>
+#include <Poco/Exception.h>
+
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 namespace envgate {
@@ -185,34 +191,27 @@ IdTokenClaims claims_of(const json& j) {
 }  // namespace
 
 std::optional<std::string> base64url_decode(const std::string& text) {
+    // The URL alphabet without padding (RFC 7515 section 2) back to Base64's, decoded by
+    // Poco, which refuses any other character.
     std::string in = text;
     while (!in.empty() && in.back() == '=') {
         in.pop_back();
     }
-    if (in.size() % 4 == 1) {
+    if (in.size() % 4 == 1 || in.find_first_of("+/= \t\r\n") != std::string::npos) {
         return std::nullopt;
     }
-    std::string out;
-    unsigned int bits = 0;
-    int count = 0;
-    for (char ch : in) {
-        int v = ch >= 'A' && ch <= 'Z'   ? ch - 'A'
-                : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
-                : ch >= '0' && ch <= '9' ? ch - '0' + 52
-                : ch == '-'              ? 62
-                : ch == '_'              ? 63
-                                         : -1;
-        if (v < 0) {
-            return std::nullopt;
-        }
-        bits = (bits << 6) | static_cast<unsigned int>(v);
-        count += 6;
-        if (count >= 8) {
-            count -= 8;
-            out += static_cast<char>((bits >> count) & 0xFF);
-        }
+    std::replace(in.begin(), in.end(), '-', '+');
+    std::replace(in.begin(), in.end(), '_', '/');
+    in.append((4 - in.size() % 4) % 4, '=');
+    try {
+        std::istringstream encoded(in);
+        Poco::Base64Decoder decoder(encoded);
+        std::string out((std::istreambuf_iterator<char>(decoder)),
+                        std::istreambuf_iterator<char>());
+        return out;
+    } catch (const Poco::Exception&) {
+        return std::nullopt;
     }
-    return out;
 }
 
 Result<IdTokenClaims> verify_id_token(const std::string& jwt, const std::string& jwks,
