@@ -8,6 +8,10 @@ SCENARIO=pipeline-faults-$STORE
 source "$(dirname "$0")/lib.sh"
 start_kubesim
 NS=$(test_ns faults)
+# The table also goes to ENVGATE_FAULTS_OUT (the build's artifacts/), for RESULTS.md.
+out=${ENVGATE_FAULTS_OUT:-$T/faults.txt}
+mkdir -p "$(dirname "$out")"
 python3 "$(dirname "$0")/pipeline_faults.py" "$ENVGATE" "$T/work" "$NS" "$STORE" \
-    --trials "${ENVGATE_FAULT_TRIALS:-20}" || fail "the pipeline fault suite failed ($STORE store)"
+    --trials "${ENVGATE_FAULT_TRIALS:-20}" | tee "$out"
+[[ ${PIPESTATUS[0]} == 0 ]] || fail "the pipeline fault suite failed ($STORE store)"
 ok "pipeline faults: every final lock state as the spec says, no overlapping work ($STORE store)"
