@@ -4,6 +4,11 @@ and jobs: run), its jobs run as GitLab runs them, with faults injected into each
 
 Usage: pipeline_faults.py ENVGATE WORK_DIR NAMESPACE STORE [--trials N] [--table FILE]
 
+The failure paths run in gitlab-ci-local too (test/generate/gitlab_ci_local_split_test.sh);
+here the driver runs each job's script itself, because a fault must hit one job's own
+process group at a chosen moment (in its gate or step), and after_script must follow
+GitLab 17's rules, not a local runner's.
+
 GitLab's rules that the driver follows (ci-templates/README.md, "Pipeline semantics"):
 * the jobs of one environment run one after the other (`needs:` chains them); a job that
   fails or is cancelled skips every later job of the chain;
