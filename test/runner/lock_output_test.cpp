@@ -17,6 +17,18 @@ using test::has;
 using test::Run;
 using test::Workspace;
 
+namespace {
+
+// A kubeconfig whose one context, ops, reaches an API that refuses every connection.
+void write_unreachable_kubeconfig(const std::string& path) {
+    std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: ops\n"
+                           "clusters:\n- name: c\n  cluster: { server: 'http://127.0.0.1:1' }\n"
+                           "users:\n- name: u\n  user: { token: s3cr3t-kube-token }\n"
+                           "contexts:\n- name: ops\n  context: { cluster: c, user: u }\n";
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(lock_output_suite)
 
 // Given -o json, then unlock and each lock action print one JSON object: the action,
@@ -62,11 +74,7 @@ BOOST_AUTO_TEST_CASE(context_and_namespace_reach_the_lease_store) {
                              "  lock: { store: kubernetes, namespace: envgate-locks }\n"
                              "environments:\n"
                              "  - { name: gstg, kube_context: ops }\n";
-    std::ofstream(kubeconfig)
-        << "apiVersion: v1\nkind: Config\ncurrent-context: ops\n"
-           "clusters:\n- name: c\n  cluster: { server: 'http://127.0.0.1:1' }\n"
-           "users:\n- name: u\n  user: { token: s3cr3t-kube-token }\n"
-           "contexts:\n- name: ops\n  context: { cluster: c, user: u }\n";
+    write_unreachable_kubeconfig(kubeconfig);
     Workspace w;
     // The options every lock command shares, aimed at this config and kubeconfig.
     auto on_lease_store = [&](auto o) {
@@ -150,11 +158,7 @@ BOOST_AUTO_TEST_CASE(status_of_an_unreachable_store_is_unknown_in_every_output) 
                              "environments:\n"
                              "  - { name: gstg, kube_context: ops }\n"
                              "  - { name: gprd, kube_context: ops }\n";
-    std::ofstream(kubeconfig)
-        << "apiVersion: v1\nkind: Config\ncurrent-context: ops\n"
-           "clusters:\n- name: c\n  cluster: { server: 'http://127.0.0.1:1' }\n"
-           "users:\n- name: u\n  user: { token: s3cr3t-kube-token }\n"
-           "contexts:\n- name: ops\n  context: { cluster: c, user: u }\n";
+    write_unreachable_kubeconfig(kubeconfig);
     Workspace w;
     auto status = [&](const std::string& output) {
         StatusOptions s;
