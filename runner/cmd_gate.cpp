@@ -101,6 +101,16 @@ std::string instance_name(Context& ctx) {
 // renews it while the gate blocks, stamps the fencing token on the Job, stops when the
 // hold is lost and records a failure in the lock.
 int run_fenced_gate(const GateOptions& o, Context& ctx) {
+    // Only a gate: run --only would also take a step's name (deploy, qa).
+    auto config = load_config(o.config);
+    if (!config) {
+        ctx.err << config.status().message() << "\n";
+        return k_exit_usage;
+    }
+    if (auto gate = resolve_gate(o.gate, &*config); !gate) {
+        ctx.err << "envgate gate: " << gate.status().message() << "\n";
+        return k_exit_usage;
+    }
     RunOptions r;
     r.environment = o.environment;
     r.config = o.config;

@@ -582,6 +582,10 @@ scenario_split_jobs() {
     expect_rc 2 "--holder in CI"
     log_has "$T/holder7.log" 'is refused in GitLab CI'
     log_lacks "$T/holder7.log" "deploying"
+    # envgate gate runs gates only, not the steps run --only also takes.
+    ci 8 run_envgate 30 "$T/gate-step.log" gate --env e1 --gate deploy --config "$CFG"
+    expect_rc 2 "envgate gate naming a step"
+    log_has "$T/gate-step.log" '--gate "deploy": not a gate'
     ci 8 run_envgate 60 "$T/gate8.log" gate --env e1 --gate pre-migrations --config "$CFG" --report-dir "$T/r2"
     expect_rc 0 "the holding pipeline's gate job"
     local job
