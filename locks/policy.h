@@ -90,4 +90,8 @@ const char* refusal_name(Refusal refusal);
 // space and joiners, BOM). Bytes that are not UTF-8 count as something shown.
 bool is_blank_text(std::string_view text);
 
+// Whether the latest transition of `record` is a manual unlock that freed it from
+// `holder_id` (held, or failed, by it): that holder may take it again to retry its job.
+bool unlocked_from(const LockRecord& record, const std::string& holder_id);
+
 }  // namespace envgate::locks

@@ -122,6 +122,7 @@ Decision unlock(LockRecord next, const Request& rq, TimePoint now) {
         was += ", " + failure_text(*next.failure);
     }
     make_free(next);
+    // unlocked_from reads the holder back from this "(was STATE by ID[, FAILURE])".
     next.record("unlock", rq.actor, now, rq.reason + " (was " + was + ")");
     return with_write(Outcome::unlocked, std::move(next), "unlocked (was " + was + ")");
 }
@@ -162,6 +163,15 @@ const char* outcome_name(Outcome outcome) {
         "waiting",    "renewed",   "released",      "failed",          "unlocked",
         "left_queue", "verified",  "nothing_to_do", "refused"};
     return k_names[static_cast<int>(outcome)];
+}
+
+bool unlocked_from(const LockRecord& record, const std::string& holder_id) {
+    if (record.history.empty() || record.history.back().what != "unlock") {
+        return false;
+    }
+    const std::string& why = record.history.back().why;  // written by detail::unlock
+    return why.find(" (was failed by " + holder_id + ", ") != std::string::npos ||
+           why.ends_with(" (was held by " + holder_id + ")");
 }
 
 const char* refusal_name(Refusal refusal) {

@@ -2,6 +2,7 @@
 
 #include "locks/describe.h"
 #include "locks/identity.h"
+#include "locks/policy.h"
 #include "runner/exit_status.h"
 #include "runner/run/reruns.h"
 #include "runner/run/upgrade.h"
@@ -162,13 +163,8 @@ std::optional<std::string> Upgrade::reentry_refusal(const locks::LockRecord& rec
             record.holder ? record.holder->id : "another holder", m_me.id);
     }
     // Free. A person who unlocked this pipeline's failure lets its failed job be retried.
-    if (!record.history.empty() && record.history.back().what == "unlock") {
-        // The unlock's why ends "(was failed by ID, STEP: ...)" or "(was held by ID)".
-        const std::string& why = record.history.back().why;
-        if (why.find("(was failed by " + m_me.id + ",") != std::string::npos ||
-            why.find("(was held by " + m_me.id + ")") != std::string::npos) {
-            return std::nullopt;
-        }
+    if (locks::unlocked_from(record, m_me.id)) {
+        return std::nullopt;
     }
     return fmt::format(
         "the lock is free: this pipeline ({}) does not hold it (its earlier jobs "

@@ -381,4 +381,24 @@ BOOST_AUTO_TEST_CASE(observe_keeps_first_sight_until_the_value_changes) {
     BOOST_TEST(observe(c, w.record, k_t0).empty());
 }
 
+// Given a lock failed by grp/app#1 and then unlocked by a person, then it was unlocked
+// from grp/app#1 (its failed job may take it again), not from grp/app#10 or #2; a lock
+// held by #1 and unlocked is too; once anything else happened, no longer.
+BOOST_AUTO_TEST_CASE(unlocked_from_names_the_holder_a_person_freed) {
+    World w;
+    (void)w.run(acquire(p1));
+    (void)w.run(simple(Op::fail, p1));
+    BOOST_TEST(!unlocked_from(w.record, p1.id));
+    (void)w.run(unlock_by("alice", "table restored"));
+    BOOST_TEST(unlocked_from(w.record, p1.id));
+    BOOST_TEST(!unlocked_from(w.record, "grp/app#10"));
+    BOOST_TEST(!unlocked_from(w.record, "grp/app"));
+    BOOST_TEST(!unlocked_from(w.record, p2.id));
+    (void)w.run(acquire(p2));
+    BOOST_TEST(!unlocked_from(w.record, p1.id));
+    (void)w.run(unlock_by("alice", "p2 is stuck"));
+    BOOST_TEST(unlocked_from(w.record, p2.id));
+    BOOST_TEST(!unlocked_from(w.record, p1.id));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
