@@ -46,13 +46,7 @@ std::vector<PlannedStep> sequence_of(const Config& config) {
         if (e.name == "diff") {
             continue;
         }
-        PlannedStep step{e.name, e.kind == EntryKind::gate, "", ""};
-        if (step.gate) {
-            step.manifest = config.gates.at(e.name).job;
-        } else {
-            step.command = config.steps.at(e.name).run;
-        }
-        out.push_back(std::move(step));
+        out.push_back({e.name, e.kind == EntryKind::gate});
     }
     return out;
 }

@@ -46,10 +46,8 @@ struct PlannedEnvironment {
 
 // One gate or step of each environment's run, after diff (runner/run_order.h).
 struct PlannedStep {
-    std::string name;  // pre-migrations, deploy, seed-check, ...
-    bool gate = false;
-    std::string manifest;  // gates: the Job manifest path for `envgate gate --manifest`
-    std::string command;   // steps: the shell command
+    std::string name;   // pre-migrations, deploy, seed-check, ...
+    bool gate = false;  // each runs as `envgate run --only NAME`, which reads the config
 };
 
 struct Plan {

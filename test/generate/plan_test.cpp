@@ -158,8 +158,6 @@ BOOST_AUTO_TEST_CASE(gates_and_steps_follow_the_run_order) {
                                      "qa(step)",
                                      "smoke(step)"};
     BOOST_TEST(got == want, boost::test_tools::per_element());
-    BOOST_TEST(plan.sequence[2].manifest == "jobs/seed-check.yaml");
-    BOOST_TEST(plan.sequence[6].command == "scripts/smoke");
 }
 
 // Given a gate and a step the config adds, then the split pipeline has a job for each
