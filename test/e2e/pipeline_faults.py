@@ -231,6 +231,23 @@ steps:
             self.after_script(pipeline, name, "success", log)
         return None, None
 
+    def chain_for(self, style):
+        """The jobs of `style`'s chain a fault may hit (not the release job)."""
+        self.project("chain-" + style, "hold", style=style)
+        return self.chain()[:-1] if style == "split" else self.chain()
+
+    def pipeline_async(self, pipeline):
+        return Async(lambda: self.pipeline(pipeline))
+
+    def wait_held_by(self, holder, secs):
+        """Seconds from the fault until `holder` holds the lock, or None."""
+        end = time.time() + secs
+        while time.time() < end:
+            if (self.lock().get("holder") or {}).get("id") == holder:
+                return (now_ns() - self.fault_at) / 1e9
+            time.sleep(0.02)
+        return None
+
     # --- what happened -----------------------------------------------------------------
     def lock(self):
         r = subprocess.run([self.envgate, "status", "e1", "--config", "envgate.yml", "-o",
@@ -369,24 +386,6 @@ def main():
     ap.add_argument("--table")
     args = ap.parse_args()
     s = Suite(args)
-
-    def chain_for(style):
-        s.project("chain-" + style, "hold", style=style)
-        return s.chain()[:-1] if style == "split" else s.chain()  # not the release job
-
-    s.chain_for = chain_for
-    s.pipeline_async = lambda p: Async(lambda: s.pipeline(p))
-
-    def wait_held_by(holder, secs):
-        end = time.time() + secs
-        while time.time() < end:
-            lock = s.lock()
-            if (lock.get("holder") or {}).get("id") == holder:
-                return (now_ns() - s.fault_at) / 1e9
-            time.sleep(0.02)
-        return None
-
-    s.wait_held_by = wait_held_by
     started = time.time()
     for style in ("split", "run"):
         run_failures(s, style)
