@@ -949,7 +949,7 @@ quiet_gate_budget() {
 # Jobs: after a gate that counted 2 failures and passed, its result, retries and
 # duration are there, and the text passes promtool check metrics.
 scenario_status_prometheus() {
-    command -v promtool >/dev/null || fail "promtool is missing (scripts/install-deps)"
+    command -v promtool >/dev/null || fail "promtool is missing (scripts/install-deps --test)"
     crash_then_pass "$T/crash.yaml" crash 2
     # shellcheck disable=SC2046
     run_envgate 90 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")

@@ -9,9 +9,9 @@
 # $project the source tree.
 
 gcl="$project/scripts/node/node_modules/.bin/gitlab-ci-local"
-[[ -x $gcl ]] || fail "missing $gcl: run scripts/install-deps"
+[[ -x $gcl ]] || fail "missing $gcl: run scripts/install-deps --test"
 for tool in rsync git jq xmllint setsid; do
-    command -v "$tool" >/dev/null || fail "missing $tool: run scripts/install-deps"
+    command -v "$tool" >/dev/null || fail "missing $tool: run scripts/install-deps --test"
 done
 GCL_GROUPS=()
 # Jobs name an image (the components' `image` input, the child's `default:image`);

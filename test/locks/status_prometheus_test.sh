@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-command -v promtool >/dev/null || fail "promtool is missing (Debian package prometheus: scripts/install-deps)"
+command -v promtool >/dev/null || fail "promtool is missing (Debian package prometheus: scripts/install-deps --test)"
 
 cat >"$T/envgate.yml" <<YML
 version: 1

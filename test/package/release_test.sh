@@ -29,10 +29,10 @@ digest=$(sed -n 's/^image digest: //p' "$image_work/a.log" 2>/dev/null)
 [[ $digest =~ ^sha256:[0-9a-f]{64}$ && -f $oci/index.json ]] ||
     { echo "FAIL: no image from image_oci in $image_work"; exit 1; }
 for tool in docker-registry skopeo openssl git jq python3; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool missing (scripts/install-deps)"; exit 1; }
+    command -v "$tool" >/dev/null || { echo "FAIL: $tool missing (scripts/install-deps --test)"; exit 1; }
 done
 gcl=$src/scripts/node/node_modules/.bin/gitlab-ci-local
-[ -x "$gcl" ] || { echo "FAIL: $gcl missing (scripts/install-deps)"; exit 1; }
+[ -x "$gcl" ] || { echo "FAIL: $gcl missing (scripts/install-deps --test)"; exit 1; }
 git clone --quiet "$src" "$work/src" || { echo "FAIL: git clone $src"; exit 1; }
 
 # --- a registry with TLS and a login ------------------------------------------------

@@ -3,7 +3,7 @@
 # browser built (the retrying badge, commands and the unlock command as <code>
 # inside <pre>, no scripts), and takes a screenshot of each for a person to look at.
 # Usage: browser_check.sh SUMMARY_HTML DASHBOARD_HTML OUT_DIR. Fails if chromium is
-# missing (scripts/install-deps installs it).
+# missing (scripts/install-deps --test installs it).
 set -euo pipefail
 summary=$(realpath "$1")
 dashboard=$(realpath "$2")

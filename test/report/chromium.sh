@@ -2,8 +2,8 @@
 # Headless Chromium for the report tests (sourced): `browse ARGS...` runs it without a
 # sandbox (CI runs as root, without a display), without network chatter, in the
 # throwaway profile $CHROMIUM_PROFILE, its stderr appended to $CHROMIUM_LOG. Exits when
-# chromium is missing (scripts/install-deps installs it).
-command -v chromium >/dev/null || { echo "chromium is missing: run scripts/install-deps" >&2; exit 1; }
+# chromium is missing (scripts/install-deps --test installs it).
+command -v chromium >/dev/null || { echo "chromium is missing: run scripts/install-deps --test" >&2; exit 1; }
 browse() {
   timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \

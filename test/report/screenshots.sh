@@ -8,7 +8,7 @@
 # or cut off, at 1280 and 600 px wide.
 # Usage: screenshots.sh ENVGATE REPORTS_DIR OUT_DIR; $CI_PROJECT_DIR/artifacts/screenshots
 # replaces OUT_DIR when CI_PROJECT_DIR is set. Fails if chromium is missing
-# (scripts/install-deps installs it).
+# (scripts/install-deps --test installs it).
 set -euo pipefail
 envgate=$1
 reports=$2
