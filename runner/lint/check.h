@@ -73,7 +73,8 @@ std::vector<Finding> run_checks(const Objects& objects, const LintSettings& sett
 // "Deployment/web", or "prod/Deployment/web" with a namespace.
 std::string object_name(const Workload& w);
 
-// The URL of a check's section in the documentation.
+// Where a check's section of the documentation is: docs/lint.md#ID under the installed
+// package's documentation (/usr/share/doc/envgate/docs), or in the source tree.
 std::string doc_url(const std::string& id);
 
 }  // namespace envgate::lint

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "runner/lint/check.h"
@@ -68,8 +69,29 @@ std::string object_name(const Workload& w) {
     return w.namespace_.empty() ? base : w.namespace_ + "/" + base;
 }
 
+// Where docs/lint.md is for the person reading the finding: beside an installed binary
+// (<prefix>/bin/envgate: the package's <prefix>/share/doc/envgate/docs), else the
+// source tree's docs/ (a build tree's binary, run from the tree's root).
+namespace {
+const std::string& docs_dir() {
+    static const std::string k_dir = [] {
+        std::error_code ec;
+        const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+        if (!ec) {
+            const std::filesystem::path installed =
+                exe.parent_path().parent_path() / "share/doc/envgate/docs";
+            if (std::filesystem::is_regular_file(installed / "lint.md", ec)) {
+                return installed.lexically_normal().string();
+            }
+        }
+        return std::string("docs");
+    }();
+    return k_dir;
+}
+}  // namespace
+
 std::string doc_url(const std::string& id) {
-    return "docs/lint.md#" + id;
+    return docs_dir() + "/lint.md#" + id;
 }
 
 void Emitter::report(const Location& loc, std::string message, std::string identity) {
