@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's commands work as written: every ```sh block of README.md runs, in the
+# order a newcomer meets them, by bash -e in a fresh clone of the source tree's HEAD
+# (what is committed), and must exit 0. One block is not run here: the test command
+# itself (it would run this test again); the test checks instead that .ci/run runs
+# that exact line, so CI runs it on every change. Each block's time and the log of a
+# failed one are printed. Usage: readme_test.sh SOURCE_DIR WORK_DIR
+set -u
+src=$1
+work=$2
+# shellcheck source=test/package/lib.sh
+source "$(dirname "$0")/lib.sh"
+fresh_dir "$work"
+git clone --quiet "$src" "$work/src" || { echo "FAIL: git clone $src"; exit 1; }
+readme=$work/src/README.md
+
+# The blocks: a file per block, named by the README line it starts on.
+mkdir -p "$work/blocks"
+awk -v dir="$work/blocks" '
+    /^```sh$/ { block = sprintf("%s/%04d.sh", dir, NR + 1); next }
+    /^```/ { block = ""; next }
+    block != "" { print > block }' "$readme"
+blocks=$(ls "$work/blocks")
+[ "$(wc -w <<<"$blocks")" -ge 5 ] || fail "found only $(wc -w <<<"$blocks") sh blocks in README.md"
+
+test_command=$(sed -n '/^Run the tests/,/^```$/{/^scripts\//p}' "$readme")
+[ -n "$test_command" ] || fail "README.md has no test command under 'Run the tests'"
+
+for b in $blocks; do
+    line=$((10#${b%.sh}))
+    if [ "$(cat "$work/blocks/$b")" = "$test_command" ]; then
+        grep -qxF "$test_command" "$work/src/.ci/run" ||
+            fail "README.md:$line: the test command '$test_command' is not a line of .ci/run"
+        echo "README.md:$line: the test command, run by .ci/run (not here)"
+        continue
+    fi
+    start=$SECONDS
+    if (cd "$work/src" && env -u CI bash -eo pipefail "$work/blocks/$b") >"$work/blocks/$b.log" 2>&1; then
+        echo "README.md:$line: ok ($((SECONDS - start)) s): $(head -1 "$work/blocks/$b")"
+    else
+        rc=$?
+        tail -40 "$work/blocks/$b.log"
+        fail "README.md:$line: exit $rc after $((SECONDS - start)) s: $(cat "$work/blocks/$b")"
+    fi
+done
+finish readme_test
