@@ -18,6 +18,7 @@
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/cmd_version.h"
+#include "runner/config_yaml.h"
 #include "runner/exit_status.h"
 #include "runner/utf8.h"
 
@@ -61,6 +62,38 @@ void add_output_option(CLI::App& app, std::string& output) {
                    "text | json (the action, its message and the lock record read back)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
+}
+
+// `envgate help CMD [SUB]`: the same text and exit status as `envgate CMD [SUB] --help`;
+// an unknown command is a usage error with the closest name.
+int run_help(const CLI::App& root, const std::vector<std::string>& words, Context& ctx) {
+    const CLI::App* at = &root;
+    std::string path = root.get_name();
+    for (const std::string& word : words) {
+        std::vector<std::string> names;
+        const CLI::App* next = nullptr;
+        for (const CLI::App* sub :
+             at->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
+            names.push_back(sub->get_name());
+            next = sub->get_name() == word ? sub : next;
+        }
+        if (next == nullptr) {
+            // "config chek": the words typed, each guess in their place.
+            std::string typed = path.substr(root.get_name().size()) + " ";
+            typed.erase(0, 1);
+            auto guess = did_you_mean(word, names);
+            ctx.err << root.get_name() << " help: unknown command \"" << typed << word << "\""
+                    << (guess ? "; did you mean \"" + typed + *guess + "\"?" : std::string())
+                    << "\n"
+                    << help_pointer(path);
+            return k_exit_usage;
+        }
+        at = next;
+        path += " " + word;
+    }
+    std::vector<std::string> args = words;
+    args.emplace_back("--help");
+    return run_cli(args, ctx);
 }
 
 Handler define_explain(CLI::App& app) {
@@ -291,6 +324,13 @@ Handler define_completion(CLI::App& app) {
     return [o, root](Context& ctx) { return run_completion(*o, *root, ctx); };
 }
 
+Handler define_help(CLI::App& app) {
+    auto o = std::make_shared<std::vector<std::string>>();
+    app.add_option("command", *o, "the command (and subcommand), as in: envgate help config check");
+    const CLI::App* root = app.get_parent();
+    return [o, root](Context& ctx) { return run_help(*root, *o, ctx); };
+}
+
 const Command k_commands[] = {
     {"config", "Check envgate.yml and show the settings it resolves to", define_config},
     {"explain", "Print the gate verdict of a saved Job and its pods as JSON", define_explain},
@@ -309,6 +349,8 @@ const Command k_commands[] = {
     {"version", "Print the version, git commit, build type and library versions", define_version},
     {"completion", "Print the shell completion script (source <(envgate completion bash))",
      define_completion},
+    {"help", "Show the usage and options of a command: envgate help CMD (as envgate CMD --help)",
+     define_help},
 };
 
 // The first option whose value is stored as text in a lock record (a holder, a
@@ -357,9 +399,12 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         ctx.out << app.version() << "\n";
         return k_exit_success;
     } catch (const CLI::ParseError& e) {
-        ctx.err << suggest_for_parse_error(app);
-        ctx.err << "envgate: " << e.what() << "\n";
-        ctx.err << "Run 'envgate --help' for the commands and their options.\n";
+        // An argument the parse could not place explains the failure by itself: CLI11's
+        // own message would be a consequence ("A subcommand is required").
+        std::string unknown = suggest_for_parse_error(app);
+        std::string path = parsed_command_path(app);
+        ctx.err << (unknown.empty() ? path + ": " + e.what() + "\n" : unknown)
+                << help_pointer(path);
         return k_exit_usage;
     }
     if (!chosen) {
