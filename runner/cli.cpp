@@ -319,9 +319,20 @@ Handler define_version(CLI::App& app) {
 
 Handler define_completion(CLI::App& app) {
     auto o = std::make_shared<CompletionOptions>();
-    app.add_option("shell", o->shell, "bash")->required();
-    const CLI::App* root = app.get_parent();
-    return [o, root](Context& ctx) { return run_completion(*o, *root, ctx); };
+    app.add_option("shell", o->shell, "bash | zsh | fish")
+        ->required()
+        ->check(CLI::IsMember(completion_shells()));
+    app.footer(
+        "Load it in the running shell:\n"
+        "  bash: source <(envgate completion bash)    (or save it in "
+        "~/.local/share/bash-completion/completions/envgate)\n"
+        "  zsh:  source <(envgate completion zsh)     (after compinit; or save it as _envgate "
+        "in $fpath)\n"
+        "  fish: envgate completion fish | source     (or save it as "
+        "~/.config/fish/completions/envgate.fish)\n"
+        "It completes commands, options, -o values, environment names from envgate.yml "
+        "(--config) and kubeconfig contexts ($KUBECONFIG, else ~/.kube/config).");
+    return [o](Context& ctx) { return run_completion(*o, ctx); };
 }
 
 Handler define_help(CLI::App& app) {
@@ -347,8 +358,7 @@ const Command k_commands[] = {
     {"lint", "Find database migrations hidden in application start-up in Kubernetes manifests",
      define_lint},
     {"version", "Print the version, git commit, build type and library versions", define_version},
-    {"completion", "Print the shell completion script (source <(envgate completion bash))",
-     define_completion},
+    {"completion", "Print the shell completion script for bash, zsh or fish", define_completion},
     {"help", "Show the usage and options of a command: envgate help CMD (as envgate CMD --help)",
      define_help},
 };
@@ -385,6 +395,14 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         CLI::App* sub = app.add_subcommand(c.name, c.help);
         Handler h = c.define(*sub);
         sub->callback([&chosen, h] { chosen = h; });
+    }
+    if (!args.empty() && args[0] == "__complete") {  // what the completion scripts ask
+        std::vector<std::string> words(args.begin() + 1, args.end());
+        for (const std::string& c :
+             complete_words(app, words, file_completion_sources(), ctx.getenv)) {
+            ctx.out << c << "\n";
+        }
+        return k_exit_success;
     }
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

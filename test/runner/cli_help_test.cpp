@@ -1,6 +1,7 @@
-// Given `envgate help CMD` or a mistyped command line, then envgate answers as a
-// person expects: the command's own help (as CMD --help), and one error that names
-// the fix and points to that command's --help.
+// Given `envgate help CMD`, a mistyped command line or a TAB, then envgate answers as
+// a person expects: the command's own help (as CMD --help), one error that names
+// the fix and points to that command's --help, and completion candidates drawn from
+// the command line, envgate.yml and the kubeconfig.
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
 #include <fstream>
@@ -105,6 +106,39 @@ BOOST_AUTO_TEST_CASE(usage_errors_point_to_the_commands_own_help) {
     test::CapturedRun o = cli({"status", "-o", "yaml"});
     BOOST_TEST(o.code == k_exit_usage);
     BOOST_TEST(has(o.err, "Run 'envgate status --help'"), o.err);
+}
+
+// Given the words a completion script passes, then `__complete` prints the
+// candidates: -o values from the option's own set, environment names of the
+// --config file, contexts of $KUBECONFIG's files, ":files" after a file option.
+BOOST_AUTO_TEST_CASE(complete_prints_candidates_from_cli_config_and_kubeconfig) {
+    const std::string config = std::string(ENVGATE_FIXTURES) + "/config/envgate.yml";
+    std::string kubeconfig = "cli_help_test_kubeconfig.yaml";
+    std::ofstream(kubeconfig) << "contexts:\n- name: gke-prod\n- name: kind-dev\n"
+                              << "- {name: gke-prod}\n";  // merged files may repeat one
+    std::map<std::string, std::string> vars = {{"KUBECONFIG", "missing.yaml:" + kubeconfig}};
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"st"}, "status\n"},
+        {{"status", "-o", ""}, "text\njson\nprometheus\n"},
+        {{"status", "--output=p"}, "--output=prometheus\n"},
+        {{"run", "--config", config, "--env", ""}, "gstg\ngprd\n"},
+        {{"lock", "release", "--config", config, "q"}, "qa\n"},
+        {{"run", "--context", ""}, "gke-prod\nkind-dev\n"},
+        {{"run", "--config", ""}, ":files\n"},
+        {{"run", "--config", "missing.yml", "--env", ""}, ""},  // no file: no names, no error
+        {{"help", "config", ""}, "check\n--help\n-h\n"},
+    };
+    for (const auto& [args, want] : cases) {
+        std::vector<std::string> words = {"__complete"};
+        words.insert(words.end(), args.begin(), args.end());
+        test::CapturedRun r = cli(words, vars);
+        BOOST_TEST_CONTEXT(args.front() << " ... " << args.back()) {
+            BOOST_TEST(r.code == k_exit_success);
+            BOOST_TEST(r.out == want);
+            BOOST_TEST(r.err.empty(), r.err);
+        }
+    }
+    std::remove(kubeconfig.c_str());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
