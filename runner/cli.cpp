@@ -18,6 +18,7 @@
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/cmd_version.h"
+#include "runner/config_yaml.h"
 #include "runner/exit_status.h"
 #include "runner/utf8.h"
 
@@ -61,6 +62,38 @@ void add_output_option(CLI::App& app, std::string& output) {
                    "text | json (the action, its message and the lock record read back)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
+}
+
+// `envgate help CMD [SUB]`: the same text and exit status as `envgate CMD [SUB] --help`;
+// an unknown command is a usage error with the closest name.
+int run_help(const CLI::App& root, const std::vector<std::string>& words, Context& ctx) {
+    const CLI::App* at = &root;
+    std::string path = root.get_name();
+    for (const std::string& word : words) {
+        std::vector<std::string> names;
+        const CLI::App* next = nullptr;
+        for (const CLI::App* sub :
+             at->get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
+            names.push_back(sub->get_name());
+            next = sub->get_name() == word ? sub : next;
+        }
+        if (next == nullptr) {
+            // "config chek": the words typed, each guess in their place.
+            std::string typed = path.substr(root.get_name().size()) + " ";
+            typed.erase(0, 1);
+            auto guess = did_you_mean(word, names);
+            ctx.err << root.get_name() << " help: unknown command \"" << typed << word << "\""
+                    << (guess ? "; did you mean \"" + typed + *guess + "\"?" : std::string())
+                    << "\n"
+                    << help_pointer(path);
+            return k_exit_usage;
+        }
+        at = next;
+        path += " " + word;
+    }
+    std::vector<std::string> args = words;
+    args.emplace_back("--help");
+    return run_cli(args, ctx);
 }
 
 Handler define_explain(CLI::App& app) {
@@ -286,9 +319,27 @@ Handler define_version(CLI::App& app) {
 
 Handler define_completion(CLI::App& app) {
     auto o = std::make_shared<CompletionOptions>();
-    app.add_option("shell", o->shell, "bash")->required();
+    app.add_option("shell", o->shell, "bash | zsh | fish")
+        ->required()
+        ->check(CLI::IsMember(completion_shells()));
+    app.footer(
+        "Load it in the running shell:\n"
+        "  bash: source <(envgate completion bash)    (or save it in "
+        "~/.local/share/bash-completion/completions/envgate)\n"
+        "  zsh:  source <(envgate completion zsh)     (after compinit; or save it as _envgate "
+        "in $fpath)\n"
+        "  fish: envgate completion fish | source     (or save it as "
+        "~/.config/fish/completions/envgate.fish)\n"
+        "It completes commands, options, -o values, environment names from envgate.yml "
+        "(--config) and kubeconfig contexts ($KUBECONFIG, else ~/.kube/config).");
+    return [o](Context& ctx) { return run_completion(*o, ctx); };
+}
+
+Handler define_help(CLI::App& app) {
+    auto o = std::make_shared<std::vector<std::string>>();
+    app.add_option("command", *o, "the command (and subcommand), as in: envgate help config check");
     const CLI::App* root = app.get_parent();
-    return [o, root](Context& ctx) { return run_completion(*o, *root, ctx); };
+    return [o, root](Context& ctx) { return run_help(*root, *o, ctx); };
 }
 
 const Command k_commands[] = {
@@ -307,8 +358,9 @@ const Command k_commands[] = {
     {"lint", "Find database migrations hidden in application start-up in Kubernetes manifests",
      define_lint},
     {"version", "Print the version, git commit, build type and library versions", define_version},
-    {"completion", "Print the shell completion script (source <(envgate completion bash))",
-     define_completion},
+    {"completion", "Print the shell completion script for bash, zsh or fish", define_completion},
+    {"help", "Show the usage and options of a command: envgate help CMD (as envgate CMD --help)",
+     define_help},
 };
 
 // The first option whose value is stored as text in a lock record (a holder, a
@@ -344,6 +396,14 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         Handler h = c.define(*sub);
         sub->callback([&chosen, h] { chosen = h; });
     }
+    if (!args.empty() && args[0] == "__complete") {  // what the completion scripts ask
+        std::vector<std::string> words(args.begin() + 1, args.end());
+        for (const std::string& c :
+             complete_words(app, words, file_completion_sources(), ctx.getenv)) {
+            ctx.out << c << "\n";
+        }
+        return k_exit_success;
+    }
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {
         app.parse(reversed);
@@ -357,9 +417,12 @@ int run_cli(const std::vector<std::string>& args, Context& ctx) {
         ctx.out << app.version() << "\n";
         return k_exit_success;
     } catch (const CLI::ParseError& e) {
-        ctx.err << suggest_for_parse_error(app);
-        ctx.err << "envgate: " << e.what() << "\n";
-        ctx.err << "Run 'envgate --help' for the commands and their options.\n";
+        // An argument the parse could not place explains the failure by itself: CLI11's
+        // own message would be a consequence ("A subcommand is required").
+        std::string unknown = suggest_for_parse_error(app);
+        std::string path = parsed_command_path(app);
+        ctx.err << (unknown.empty() ? path + ": " + e.what() + "\n" : unknown)
+                << help_pointer(path);
         return k_exit_usage;
     }
     if (!chosen) {

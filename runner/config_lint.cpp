@@ -1,12 +1,13 @@
 // lint:
 //   disable: [migration-job-no-pod-failure-policy]   # check ids
-//   exclude_paths: ["charts/*/tests/**"]             # globs of input files
+//   exclude_paths: ["charts/*/tests/**/*"]           # globs of input files
 //   thresholds: {startup: 5m, initial_delay: 2m, progress_deadline: 15m,
 //                evidence_ttl: 24h, backoff_limit: 3}
 #include "runner/config_lint.h"
 
 #include <fmt/format.h>
 
+#include "runner/generate/glob.h"
 #include "runner/lint/check.h"
 
 namespace envgate {
@@ -79,9 +80,14 @@ void read_lint_section(const YAML::Node& node, YamlFields& f, lint::LintSettings
     if (node["disable"]) {
         read_disable(node["disable"], f, out);
     }
-    if (node["exclude_paths"]) {
-        out.exclude_paths = f.read_string_list(node["exclude_paths"], "lint.exclude_paths")
-                                .value_or(out.exclude_paths);
+    if (YAML::Node n = node["exclude_paths"]) {
+        out.exclude_paths = f.read_string_list(n, "lint.exclude_paths").value_or(out.exclude_paths);
+        for (size_t j = 0; n.IsSequence() && j < n.size() && j < out.exclude_paths.size(); ++j) {
+            if (std::string why = glob_error(out.exclude_paths[j]); !why.empty()) {
+                f.error(f.where(n[j]), fmt::format("lint.exclude_paths[{}]", j),
+                        "\"" + out.exclude_paths[j] + "\": " + why);
+            }
+        }
     }
     if (node["thresholds"]) {
         read_thresholds(node["thresholds"], f, out);

@@ -69,8 +69,8 @@ def env_globs(i):
     """The `paths` of environment i (terraform files are env-NNN-S.tfvars)."""
     name = env_name(i)
     return [
-        f"envs/{name}/**",
-        f"shared/lib-{i % 20:02d}/**",
+        f"envs/{name}/**/*",
+        f"shared/lib-{i % 20:02d}/**/*",
         f"charts/*/values-{name}.yaml",
         f"**/{name}-[0-9]*.tfvars",
         f"regions/region-{i % 8}/",

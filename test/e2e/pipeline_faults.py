@@ -119,7 +119,7 @@ defaults:
   lock: {lock}
 environments:
   - name: e1
-    paths: [ "app/**" ]
+    paths: [ "app/**/*" ]
 gates:
   pre-migrations: {{ job: jobs/pre-migrations.yaml }}
   post-migrations: {{ job: jobs/post-migrations.yaml }}

@@ -26,13 +26,13 @@ defaults:
   lock: { store: file, path: .envgate/locks }
 environments:
   - name: dev
-    paths: [ "envs/dev/**" ]
+    paths: [ "envs/dev/**/*" ]
   - name: prod
     after: [ staging ]
-    paths: [ "envs/prod/**", "envs/shared/**" ]
+    paths: [ "envs/prod/**/*", "envs/shared/**/*" ]
   - name: staging
     after: [ dev ]
-    paths: [ "envs/staging/**", "envs/shared/**" ]
+    paths: [ "envs/staging/**/*", "envs/shared/**/*" ]
 gates:
   pre-migrations: { job: jobs/pre-migrations.yaml }
   post-migrations: { job: jobs/post-migrations.yaml }

@@ -28,9 +28,9 @@ Config table_config() {
     Config c;
     c.path = "envgate.yml";
     c.environments = {
-        env("prod", {"envs/prod/**", "common/**"}, {"staging"}),
-        env("staging", {"envs/staging/**", "common/**", "charts/**/values.yaml"}, {"dev"}),
-        env("dev", {"envs/dev/**", "top/*.txt", "regions/eu[12]/**", "dev?.cfg"}, {}),
+        env("prod", {"envs/prod/**/*", "common/**/*"}, {"staging"}),
+        env("staging", {"envs/staging/**/*", "common/**/*", "charts/**/values.yaml"}, {"dev"}),
+        env("dev", {"envs/dev/**/*", "top/*.txt", "regions/eu[12]/**/*", "dev?.cfg"}, {}),
     };
     return c;
 }

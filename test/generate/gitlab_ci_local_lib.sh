@@ -117,10 +117,10 @@ EOF
         cat <<EOF
 environments:
   - name: staging
-    paths: [ "envs/staging/**", "envs/common/**" ]
+    paths: [ "envs/staging/**/*", "envs/common/**/*" ]
   - name: production
     after: [ staging ]
-    paths: [ "envs/production/**", "envs/common/**" ]
+    paths: [ "envs/production/**/*", "envs/common/**/*" ]
 gates:
   pre-migrations: { job: jobs/pre-migrations.yaml }
   post-migrations: { job: jobs/post-migrations.yaml }

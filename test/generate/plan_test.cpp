@@ -30,8 +30,8 @@ Config design_config() {
     Config c;
     c.path = "envgate.yml";
     c.environments = {
-        env("gstg", {"releases/gitlab/gstg/**", "releases/gitlab/common/**"}),
-        env("gprd", {"releases/gitlab/gprd/**", "releases/gitlab/common/**"}, {"gstg"})};
+        env("gstg", {"releases/gitlab/gstg/**/*", "releases/gitlab/common/**/*"}),
+        env("gprd", {"releases/gitlab/gprd/**/*", "releases/gitlab/common/**/*"}, {"gstg"})};
     c.gates["pre-migrations"] = {"jobs/pre-migrations.yaml", std::nullopt, std::nullopt};
     c.gates["post-migrations"] = {"jobs/post-migrations.yaml", std::nullopt, std::nullopt};
     c.gates["batched-migrations-check"] = {"jobs/batched-check.yaml", std::nullopt, std::nullopt};
@@ -286,7 +286,7 @@ BOOST_AUTO_TEST_CASE(renders_nothing_changed_pipeline) {
 BOOST_AUTO_TEST_CASE(renders_all_environments_without_steps) {
     Config c;
     c.path = "deploy config.yml";
-    c.environments = {env("dev", {"dev/**"}), env("prod", {"prod/**"}, {"dev"})};
+    c.environments = {env("dev", {"dev/**/*"}), env("prod", {"prod/**/*"}, {"dev"})};
     PlanRequest r = request({});
     r.all_environments = true;
     r.base = "";
@@ -334,7 +334,7 @@ BOOST_AUTO_TEST_CASE(renders_no_default_without_ci_settings) {
 // tag read back as the same strings.
 BOOST_AUTO_TEST_CASE(names_a_yaml_1_1_reader_would_convert_are_quoted) {
     Config c = design_config();
-    c.environments = {env("on", {"a/**"}), env("1.10", {"a/**"}, {"on"})};
+    c.environments = {env("on", {"a/**/*"}), env("1.10", {"a/**/*"}, {"on"})};
     c.ci.tags = {"yes", "kubernetes"};
     PlanRequest r = request({"a/x.yaml"});
     r.style = JobStyle::run;

@@ -114,7 +114,7 @@ grep -q 'no findings' out.txt || fail "config: not applied: $(cat out.txt)"
 mkdir -p k8s/generated
 cp "$fixtures/daemonset-migrate.yaml" k8s/generated/
 cp "$fixtures/pod-init-migrate.yaml" k8s/
-config '  exclude_paths: ["k8s/generated/**"]'
+config '  exclude_paths: ["k8s/generated/**/*"]'
 "$envgate" lint k8s >out.txt
 [ $? -eq 1 ] || fail "exclude_paths: want exit 1 (the Pod)"
 grep -q '^k8s/pod-init-migrate.yaml:12:17: error migrate-in-init-container' out.txt || fail "exclude_paths: $(cat out.txt)"

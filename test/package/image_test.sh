@@ -93,8 +93,8 @@ repo="$work/repo-src"
 mkdir -p "$repo/envs/staging" "$repo/envs/production"
 printf '%s\n' 'version: 1' 'defaults:' '  namespace: app' \
     '  lock: { store: file, path: .envgate/locks }' 'environments:' '  - name: staging' \
-    '    paths: [ "envs/staging/**" ]' '  - name: production' \
-    '    paths: [ "envs/production/**" ]' '    after: [ staging ]' 'steps:' \
+    '    paths: [ "envs/staging/**/*" ]' '  - name: production' \
+    '    paths: [ "envs/production/**/*" ]' '    after: [ staging ]' 'steps:' \
     '  deploy: "echo deploy $ENVGATE_ENV"' >"$repo/envgate.yml"
 echo 1 >"$repo/envs/staging/app"
 echo 1 >"$repo/envs/production/app"
