@@ -14,6 +14,7 @@
 #include "runner/gate/job_snapshot.h"
 #include "runner/gate/kept_logs.h"
 #include "runner/gate/progress.h"
+#include "runner/report/text.h"
 
 namespace envgate {
 namespace {
@@ -47,9 +48,20 @@ JobIdentity identity_of(const json& job) {
     return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
 }
 
+// The line of a verdict change. A command printed on a line of its own (every state but
+// running) is not named in the message too.
 std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v) {
-    return fmt::format("{}: {} ({}): {}", names.name, gates::state_name(v.state),
-                       v.progressing.reason, v.progressing.message);
+    const bool own_line = v.command && v.state != gates::State::running;
+    return fmt::format(
+        "{}: {} ({}): {}", names.name, gates::state_name(v.state), v.progressing.reason,
+        own_line ? without_command(v.progressing.message, *v.command) : v.progressing.message);
+}
+
+// Whether an earlier change of the gate printed `command` on its line of its own.
+bool printed_before(const std::vector<VerdictChange>& history, const std::string& command) {
+    return std::any_of(history.begin(), history.end(), [&](const VerdictChange& h) {
+        return h.state != "running" && h.command == command;
+    });
 }
 
 }  // namespace
@@ -329,7 +341,10 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
         }
     }
     m_log.line(tone_for_state(change.state), verdict_line(names, v));
-    if (v.command && v.state != gates::State::running) {
+    // Each retry of a Job names the same command: it is printed once, and again under
+    // the failure, where a reader of the log's end looks.
+    if (v.command && v.state != gates::State::running &&
+        (v.state == gates::State::failed || !printed_before(step.history, *v.command))) {
         m_log.command(*v.command);
     }
     step.history.push_back(std::move(change));
