@@ -17,7 +17,7 @@ table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid var(--border
 padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:break-word}
 td:last-child{overflow-wrap:anywhere}th{background:var(--subtle)}pre{background:var(--subtle);border:1px solid var(--border);
 padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere;user-select:all;margin:.3em 0}
-code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}
+code{font-family:ui-monospace,monospace;overflow-wrap:break-word}pre code{overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.1em .6em;border-radius:1em;font-weight:600;
 font-size:.85em;color:#fff;background:#59636e;vertical-align:middle}
 .free,.passed,.succeeded,.success{background:#1a7f37}.held,.running{background:#0969da}
