@@ -72,7 +72,7 @@ std::vector<Figure> figures_of(const std::vector<MetricFamily>& families,
 // one as new (a Job's times are whole seconds: two Jobs of the same second tie, and the
 // figures may be the other's): the run table shows the gate's last run, to the
 // millisecond, and a fact is shown once. A Job started after the run finished (a run
-// still going) keeps its figures.
+// still going) keeps its figures. (The page only: -o json keeps them all.)
 void drop_figures_of_the_run_shown(DashboardLock& l, const std::vector<GateRuns>& gates) {
     std::set<std::string> shown;  // "gate=NAME"
     for (const auto& g : gates) {
@@ -189,7 +189,6 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         if (auto it = runs.find(l.lock.name); it != runs.end()) {
             l.last_run = it->second.report;
             l.last_run_origin = it->second.origin;
-            drop_figures_of_the_run_shown(l, gates);
         }
         model.locks.push_back(std::move(l));
     }
@@ -198,7 +197,13 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         ctx.err << "envgate dashboard: " << note << "\n";
     }
     std::string path = (fs::path(o.out_dir) / "index.html").string();
-    Status written = write_file_atomic(path, render_dashboard(model, now));
+    DashboardModel page = model;  // -o json keeps every figure, for a script
+    for (auto& l : page.locks) {
+        if (l.last_run) {
+            drop_figures_of_the_run_shown(l, gates);
+        }
+    }
+    Status written = write_file_atomic(path, render_dashboard(page, now));
     if (!written.is_ok()) {
         ctx.err << "envgate dashboard: " << written.message() << "\n";
         return k_exit_infra;

@@ -48,10 +48,16 @@ JobIdentity identity_of(const json& job) {
     return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
 }
 
-// The line of a verdict change. A command printed on a line of its own (every state but
-// running) is not named in the message too.
+// Whether a verdict's command goes on a line of its own: a retry's or a failure's; a
+// gate that waits (running, suspended) names it in its message.
+bool command_on_own_line(const gates::Verdict& v) {
+    return v.command && v.state != gates::State::running && v.state != gates::State::suspended;
+}
+
+// The line of a verdict change. A command printed on a line of its own is not named in
+// the message too.
 std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v) {
-    const bool own_line = v.command && v.state != gates::State::running;
+    const bool own_line = command_on_own_line(v);
     return fmt::format(
         "{}: {} ({}): {}", names.name, gates::state_name(v.state), v.progressing.reason,
         own_line ? without_command(v.progressing.message, *v.command) : v.progressing.message);
@@ -60,7 +66,7 @@ std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v)
 // Whether an earlier change of the gate printed `command` on its line of its own.
 bool printed_before(const std::vector<VerdictChange>& history, const std::string& command) {
     return std::any_of(history.begin(), history.end(), [&](const VerdictChange& h) {
-        return h.state != "running" && h.command == command;
+        return h.state != "running" && h.state != "suspended" && h.command == command;
     });
 }
 
@@ -343,7 +349,7 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
     m_log.line(tone_for_state(change.state), verdict_line(names, v));
     // Each retry of a Job names the same command: it is printed once, and again under
     // the failure, where a reader of the log's end looks.
-    if (v.command && v.state != gates::State::running &&
+    if (command_on_own_line(v) &&
         (v.state == gates::State::failed || !printed_before(step.history, *v.command))) {
         m_log.command(*v.command);
     }
