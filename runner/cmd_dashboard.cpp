@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
 #include "runner/cmd_status.h"
 #include "runner/config.h"
@@ -65,6 +66,32 @@ std::vector<Figure> figures_of(const std::vector<MetricFamily>& families,
         }
     }
     return out;
+}
+
+// A gate's last-run figures read from its Job, when the card's last run ran that Job or
+// one as new (a Job's times are whole seconds: two Jobs of the same second tie, and the
+// figures may be the other's): the run table shows the gate's last run, to the
+// millisecond, and a fact is shown once. A Job started after the run finished (a run
+// still going) keeps its figures. (The page only: -o json keeps them all.)
+void drop_figures_of_the_run_shown(DashboardLock& l, const std::vector<GateRuns>& gates) {
+    std::set<std::string> shown;  // "gate=NAME"
+    for (const auto& g : gates) {
+        if (g.environment != l.lock.name) {
+            continue;
+        }
+        for (const auto& run : g.runs) {
+            for (const auto& step : l.last_run->steps) {
+                if (step.name == run.gate &&
+                    (step.job_name == run.job || run.started <= l.last_run->finished)) {
+                    shown.insert("gate=" + run.gate);
+                }
+            }
+        }
+    }
+    std::erase_if(l.figures, [&](const Figure& f) {
+        std::string gate = f.labels.substr(0, f.labels.find(','));
+        return f.name.starts_with("envgate_gate_last_run_") && shown.contains(gate);
+    });
 }
 
 // `--output json`: what the page shows, for a script. Each lock is its `status --output
@@ -170,7 +197,13 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         ctx.err << "envgate dashboard: " << note << "\n";
     }
     std::string path = (fs::path(o.out_dir) / "index.html").string();
-    Status written = write_file_atomic(path, render_dashboard(model, now));
+    DashboardModel page = model;  // -o json keeps every figure, for a script
+    for (auto& l : page.locks) {
+        if (l.last_run) {
+            drop_figures_of_the_run_shown(l, gates);
+        }
+    }
+    Status written = write_file_atomic(path, render_dashboard(page, now));
     if (!written.is_ok()) {
         ctx.err << "envgate dashboard: " << written.message() << "\n";
         return k_exit_infra;

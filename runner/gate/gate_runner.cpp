@@ -14,6 +14,7 @@
 #include "runner/gate/job_snapshot.h"
 #include "runner/gate/kept_logs.h"
 #include "runner/gate/progress.h"
+#include "runner/report/text.h"
 
 namespace envgate {
 namespace {
@@ -47,9 +48,26 @@ JobIdentity identity_of(const json& job) {
     return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
 }
 
+// Whether a verdict's command goes on a line of its own: a retry's or a failure's; a
+// gate that waits (running, suspended) names it in its message.
+bool command_on_own_line(const gates::Verdict& v) {
+    return v.command && v.state != gates::State::running && v.state != gates::State::suspended;
+}
+
+// The line of a verdict change. A command printed on a line of its own is not named in
+// the message too.
 std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v) {
-    return fmt::format("{}: {} ({}): {}", names.name, gates::state_name(v.state),
-                       v.progressing.reason, v.progressing.message);
+    const bool own_line = command_on_own_line(v);
+    return fmt::format(
+        "{}: {} ({}): {}", names.name, gates::state_name(v.state), v.progressing.reason,
+        own_line ? without_command(v.progressing.message, *v.command) : v.progressing.message);
+}
+
+// Whether an earlier change of the gate printed `command` on its line of its own.
+bool printed_before(const std::vector<VerdictChange>& history, const std::string& command) {
+    return std::any_of(history.begin(), history.end(), [&](const VerdictChange& h) {
+        return h.state != "running" && h.state != "suspended" && h.command == command;
+    });
 }
 
 }  // namespace
@@ -329,7 +347,10 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
         }
     }
     m_log.line(tone_for_state(change.state), verdict_line(names, v));
-    if (v.command && v.state != gates::State::running) {
+    // Each retry of a Job names the same command: it is printed once, and again under
+    // the failure, where a reader of the log's end looks.
+    if (command_on_own_line(v) &&
+        (v.state == gates::State::failed || !printed_before(step.history, *v.command))) {
         m_log.command(*v.command);
     }
     step.history.push_back(std::move(change));

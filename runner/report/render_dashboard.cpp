@@ -153,20 +153,74 @@ void write_waiters(std::ostream& out, const LockRecord& r, TimePoint now) {
     out << "</ol>\n";
 }
 
-void write_history(std::ostream& out, const LockRecord& r) {
+// A text of at least this many bytes is shown once per card; a repeat points to it.
+constexpr std::size_t k_long_text = 60;
+
+// `text` with each occurrence of `long_text` replaced by `pointer`.
+std::string replace_all(std::string text, const std::string& long_text,
+                        const std::string& pointer) {
+    for (auto at = text.find(long_text); at != std::string::npos;
+         at = text.find(long_text, at + pointer.size())) {
+        text.replace(at, long_text.size(), pointer);
+    }
+    return text;
+}
+
+// The "why" of each transition, the failure message each repeats said once: a message
+// the card shows in full elsewhere (`elsewhere`, with where it is) is pointed to, and a
+// transition repeating an earlier one's why (an unlock's "was failed by ...") names it.
+std::vector<std::string> history_whys(
+    const LockRecord& r, const std::vector<std::pair<std::string, std::string>>& elsewhere) {
+    std::vector<std::string> whys;
+    for (std::size_t i = 0; i < r.history.size(); ++i) {
+        std::string why = r.history[i].why;
+        for (std::size_t j = 0; j < i; ++j) {
+            const std::string& earlier = r.history[j].why;
+            if (earlier.size() >= k_long_text && why != earlier) {
+                why = replace_all(why, earlier, "as in #" + std::to_string(r.history[j].seq));
+            }
+        }
+        for (const auto& [text, where] : elsewhere) {
+            if (text.size() >= k_long_text) {
+                why = replace_all(why, ": " + text, " (its message: " + where + ")");
+            }
+        }
+        whys.push_back(std::move(why));
+    }
+    return whys;
+}
+
+void write_history(std::ostream& out, const LockRecord& r,
+                   const std::vector<std::pair<std::string, std::string>>& elsewhere) {
     if (r.history.empty()) {
         return;
     }
+    std::vector<std::string> whys = history_whys(r, elsewhere);
     std::size_t shown = std::min(r.history.size(), k_transitions_shown);
     out << "<h3>Last transitions</h3>\n<table class=\"history\"><thead><tr><th>#</th>"
         << "<th>when</th><th>what</th><th>who</th><th>why</th></tr></thead><tbody>\n";
     for (std::size_t i = 0; i < shown; ++i) {
-        const locks::Transition& t = r.history[r.history.size() - 1 - i];  // newest first
+        const std::size_t at = r.history.size() - 1 - i;  // newest first
+        const locks::Transition& t = r.history[at];
         out << "<tr><td>" << t.seq << "</td><td>" << format_rfc3339(t.at) << "</td><td>"
-            << esc(t.what) << "</td><td><code>" << esc(t.who) << "</code></td><td>" << esc(t.why)
+            << esc(t.what) << "</td><td><code>" << esc(t.who) << "</code></td><td>" << esc(whys[at])
             << "</td></tr>\n";
     }
     out << "</tbody></table>\n";
+}
+
+// The long messages the card shows outside its history, with where they are.
+std::vector<std::pair<std::string, std::string>> shown_elsewhere(const DashboardLock& l) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const StepReport* failed = l.last_run ? l.last_run->failed_step() : nullptr;
+    if (failed != nullptr && !failed->message.empty()) {
+        out.emplace_back(failed->message, "the last run's failure, below");
+    }
+    if (l.lock.state == locks::LockState::failed && l.lock.failure &&
+        !failure_shown_by_last_run(l)) {
+        out.emplace_back(l.lock.failure->message, "the failure, above");
+    }
+    return out;
 }
 
 void write_step_row(std::ostream& out, const StepReport& s) {
@@ -187,7 +241,8 @@ void write_failed_step(std::ostream& out, const StepReport& s, const LockRecord&
     }
     out << "</p>\n";
     if (!s.message.empty()) {
-        out << "<pre class=\"message\">" << esc(s.message) << "</pre>\n";
+        out << "<pre class=\"message\">"
+            << esc(s.command ? without_command(s.message, *s.command) : s.message) << "</pre>\n";
     }
     if (s.command) {
         out << "<p>Look at it with:</p>\n<pre><code class=\"command\">" << esc(*s.command)
@@ -239,6 +294,9 @@ std::string figure_value(const Figure& f) {
     if (ends("_timestamp_seconds")) {
         return format_rfc3339(TimePoint(std::chrono::seconds(static_cast<long long>(f.value))));
     }
+    if (ends("_seconds") && f.value == 0) {
+        return "0 (under 1s)";  // not "0 (0ms)": a Job's times are whole seconds
+    }
     if (ends("_seconds")) {
         auto ms = std::chrono::milliseconds(static_cast<long long>(f.value * 1000));
         return value + " (" + format_duration(std::chrono::duration_cast<Duration>(ms)) + ")";
@@ -274,7 +332,7 @@ void write_lock(std::ostream& out, const DashboardLock& l, TimePoint now, bool s
             write_failure(out, l, now);
         }
         write_waiters(out, r, now);
-        write_history(out, r);
+        write_history(out, r, shown_elsewhere(l));
     }
     write_last_run(out, l, now);
     write_figures(out, l);

@@ -1,5 +1,6 @@
 // summary.html: the Markdown summary as one self-contained page (inline CSS, no
 // scripts, no external URLs). A retrying gate has its own colour and label.
+#include <set>
 #include <sstream>
 
 #include "runner/report/html_style.h"
@@ -20,6 +21,32 @@ std::string badge(const std::string& label) {
     return envgate::badge(label, label);
 }
 
+// "retried run 2 (attempt 2 of 6): pod X failed (Error): ...", the pod named once, and
+// where its log tail comes from unless the run before said the same.
+void write_failed_run(std::ostream& out, const StepReport& s, const FailedRun& run,
+                      const FailedRun* before) {
+    // A run the gate went on after is a retry; the last run of a failed gate failed it.
+    const bool last = s.state != StepState::passed && &run == &s.failed_runs.back();
+    out << "<details><summary>"
+        << (last ? envgate::badge("failed-run", "failed") : envgate::badge("retrying", "retried"))
+        << " run " << run.run << " (attempt " << run.attempt;
+    if (run.limit > 0) {
+        out << " of " << run.limit;
+    }
+    out << ")";
+    if (run.description.find(run.pod) == std::string::npos) {
+        out << ", pod <code>" << xml_escape(run.pod) << "</code>";
+    }
+    out << ": " << xml_escape(run.description) << "</summary>";
+    if (before == nullptr || before->log_note != run.log_note) {
+        out << "<p>" << xml_escape(run.log_note) << "</p>";
+    }
+    if (!run.log_tail.empty()) {
+        out << "<pre><code>" << xml_escape(run.log_tail) << "</code></pre>";
+    }
+    out << "</details>";
+}
+
 void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
     std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
     out << "<tr><td>" << xml_escape(r.environment) << "</td><td>" << xml_escape(s.name)
@@ -28,28 +55,28 @@ void write_row(std::ostream& out, const RunReport& r, const StepReport& s) {
     if ((s.state == StepState::failed || s.state == StepState::cancelled) && !s.reason.empty()) {
         out << "<strong>" << xml_escape(s.reason) << "</strong>: ";
     }
-    out << xml_escape(message);
+    // Each command once, in a code block of its own, and not inside the message too.
+    std::set<std::string> shown;
+    out << xml_escape(s.command ? without_command(message, *s.command) : message);
     if (s.command) {
         out << "<pre><code>" << xml_escape(*s.command) << "</code></pre>";
+        shown.insert(*s.command);
     }
+    // The failed runs kept are the retries, with their logs; older reports have only the
+    // retry lines of the history.
     for (const auto& h : s.history) {
-        if (h.state == "retrying" && h.command) {
-            out << "<div>" << badge("retrying") << " " << xml_escape(first_line(h.message))
-                << "<pre><code>" << xml_escape(*h.command) << "</code></pre></div>";
+        if (h.state != "retrying" || !s.failed_runs.empty()) {
+            continue;
         }
+        std::string text = h.command ? without_command(h.message, *h.command) : h.message;
+        out << "<div>" << badge("retrying") << " " << xml_escape(first_line(text));
+        if (h.command && shown.insert(*h.command).second) {
+            out << "<pre><code>" << xml_escape(*h.command) << "</code></pre>";
+        }
+        out << "</div>";
     }
-    for (const auto& run : s.failed_runs) {
-        out << "<details><summary>" << badge("failed run") << " " << run.run << " (attempt "
-            << run.attempt;
-        if (run.limit > 0) {
-            out << " of " << run.limit;
-        }
-        out << "), pod <code>" << xml_escape(run.pod) << "</code>: " << xml_escape(run.description)
-            << "</summary><p>" << xml_escape(run.log_note) << "</p>";
-        if (!run.log_tail.empty()) {
-            out << "<pre><code>" << xml_escape(run.log_tail) << "</code></pre>";
-        }
-        out << "</details>";
+    for (std::size_t i = 0; i < s.failed_runs.size(); ++i) {
+        write_failed_run(out, s, s.failed_runs[i], i > 0 ? &s.failed_runs[i - 1] : nullptr);
     }
     out << "</td></tr>\n";
 }

@@ -84,7 +84,10 @@ void write_failed_runs(std::ostream& out, const RunReport& r) {
             if (run.limit > 0) {
                 out << " of " << run.limit;
             }
-            out << ", pod `" << md_cell(run.pod) << "`): " << md_cell(run.description) << "\n";
+            if (run.description.find(run.pod) == std::string::npos) {
+                out << ", pod `" << md_cell(run.pod) << "`";
+            }
+            out << "): " << md_cell(run.description) << "\n";
             if (run.log_tail.empty()) {
                 out << "\n" << md_cell(run.log_note) << ".\n";
                 continue;
@@ -109,6 +112,9 @@ std::string render_markdown(const RunReport& r) {
     out << "|---|---|---|---|---|---|\n";
     for (const auto& s : r.steps) {
         std::string message = s.state == StepState::skipped ? s.skipped_why : s.message;
+        if (s.command) {
+            message = without_command(message, *s.command);  // under Commands, once
+        }
         out << "| " << md_cell(r.environment) << " | " << md_cell(s.name) << " | " << state_label(s)
             << " | " << s.duration_text() << " | " << s.attempts << " | " << md_cell(message)
             << " |\n";

@@ -1,5 +1,7 @@
 #include "runner/report/text.h"
 
+#include <cctype>
+
 #include "runner/utf8.h"
 
 namespace envgate {
@@ -89,7 +91,16 @@ std::string first_line(std::string_view text, size_t max) {
         cut = true;
     }
     if (line.size() > max) {
-        line = line.substr(0, utf8_cut(line, max));
+        size_t n = utf8_cut(line, max);
+        size_t space = line.find_last_of(' ', n);
+        if (space != std::string_view::npos && space > max / 2) {
+            n = space;  // the last whole word
+        }
+        line = line.substr(0, n);
+        while (!line.empty() && (line.back() == ' ' || line.back() == ',' || line.back() == ';' ||
+                                 line.back() == ':')) {
+            line.remove_suffix(1);  // "word…", not "word:…"
+        }
         cut = true;
     }
     std::string out(line);
@@ -97,6 +108,37 @@ std::string first_line(std::string_view text, size_t max) {
         out += "…";
     }
     return out;
+}
+
+std::string without_command(std::string_view message, std::string_view command) {
+    size_t at = command.empty() ? std::string_view::npos : message.find(command);
+    if (at == std::string_view::npos || at < 2 || message.substr(at - 2, 2) != ": ") {
+        return std::string(message);
+    }
+    // Back over the label ("Details", "Logs", "kubectl describe shows why") to what opens
+    // it: a sentence's end or a parenthesis.
+    size_t label = at - 2;
+    while (label > 0 && at - label < 40 &&
+           (std::isalpha(static_cast<unsigned char>(message[label - 1])) != 0 ||
+            message[label - 1] == ' ')) {
+        --label;
+    }
+    size_t end = at + command.size();
+    if (label == 0 || at - label >= 40) {
+        return std::string(message);
+    }
+    char opener = message[label - 1];
+    if (opener == '(' && end < message.size() && message[end] == ')') {
+        size_t from = label - 1;
+        if (from > 0 && message[from - 1] == ' ') {
+            --from;
+        }
+        return std::string(message.substr(0, from)) + std::string(message.substr(end + 1));
+    }
+    if (opener != '.' && opener != ';') {
+        return std::string(message);
+    }
+    return std::string(message.substr(0, label - 1)) + std::string(message.substr(end));
 }
 
 std::string cap_size(std::string_view text, size_t max) {

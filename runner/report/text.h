@@ -14,8 +14,17 @@ std::string strip_control(std::string_view text);
 // Escapes & < > " ' for XML or HTML text and attributes (after strip_control).
 std::string xml_escape(std::string_view text);
 
-// The first line of `text`, at most `max` bytes (UTF-8 safe), with "…" when cut.
+// The first line of `text`, at most `max` bytes, with "…" when cut. A long line is cut
+// at the last space before `max` (a reader never sees half a word: "Details: kubec…");
+// only a single word longer than half of `max` is cut inside it, on a UTF-8 boundary.
 std::string first_line(std::string_view text, size_t max = 200);
+
+// `message` without the place where it names `command` (". Details: CMD", ". Logs: CMD",
+// " (kubectl describe shows why: CMD)"), for a report that shows `command` on its own
+// (a code block, a line of its own): the gates' messages name their command because a
+// Kubernetes event or condition has nowhere else to put it. Unchanged when `message`
+// does not name `command` that way.
+std::string without_command(std::string_view message, std::string_view command);
 
 // `text` cut to `max` bytes with a note saying how much was dropped.
 std::string cap_size(std::string_view text, size_t max);

@@ -352,10 +352,15 @@ int Upgrade::settle(int exit_code) {
     if (current) {
         fill_lock_report(current->record);
         if (current->record.state == locks::LockState::failed) {
+            // This run's failure was printed just above: its message is not printed again.
+            locks::LockRecord said = current->record;
+            if (said.failure && failed && said.failure->message == failed->message) {
+                said.failure->message.clear();
+            }
             say_unlock(m_log,
                        fmt::format("{} stays locked after the failure ({}); once it "
                                    "is safe, unlock it:",
-                                   m_env.name, locks::describe_failure(current->record)),
+                                   m_env.name, locks::describe_failure(said)),
                        m_env.name, m_report.pipeline_url, locks::unlock_command(current->record));
         }
     }

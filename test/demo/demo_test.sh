@@ -41,6 +41,24 @@ check "run 3 failed in post-migrations" \
   grep -qx 'ENVGATE_FAILED_STEP=post-migrations' "$d/reports/3-production-broken-post/envgate.env"
 check "run 3 left production failed" \
   grep -qx 'ENVGATE_LOCK_STATE=failed' "$d/reports/3-production-broken-post/envgate.env"
+# junit.xml as GitLab's Tests tab counts it: run 2 is a green pipeline (0 failures) that
+# still shows its 2 retries (skipped testcases); run 3's failed gate is 1 failure.
+junit_count() {  # junit_count RUN XPATH
+  xmllint --xpath "$2" "$d/reports/$1/junit.xml"
+}
+check "run 2's junit.xml has 0 failures" \
+  [ "$(junit_count 2-staging-flaky-pre 'string(/testsuites/@failures)')" = 0 ]
+check "run 2's junit.xml shows its 2 retries as skipped testcases" \
+  [ "$(junit_count 2-staging-flaky-pre 'count(//testcase[starts-with(@name, "pre-migrations failed run ")]/skipped)')" = 2 ]
+check "run 3's junit.xml has exactly 1 failure, the failed gate's" \
+  [ "$(junit_count 3-production-broken-post 'count(//failure)')/$(junit_count 3-production-broken-post 'string(/testsuites/@failures)')/$(junit_count 3-production-broken-post 'string(//testcase[failure]/@name)')" = "1/1/post-migrations" ]
+check "run 3's failure carries its 3 failed runs" \
+  [ "$(junit_count 3-production-broken-post 'string(//failure)' | grep -c '^post-migrations failed run [1-3] (attempt [1-3] of 3)')" = 3 ]
+for r in 1-staging-clean 2-staging-flaky-pre 3-production-broken-post; do
+  check "run $r: junit.xml's counts are its testcases'" [ \
+    "$(junit_count $r 'concat(/testsuites/@tests, " ", /testsuites/@failures, " ", /testsuites/@skipped)')" = \
+    "$(junit_count $r 'concat(count(//testcase), " ", count(//testcase[failure]), " ", count(//testcase[skipped]))')" ]
+done
 check "status showed production FAILED with the unlock command" \
   grep -q 'envgate unlock production' "$d/status-before.txt"
 check "status after the unlock shows it FREE" grep -q '^production  FREE' "$d/status-after.txt"

@@ -65,8 +65,8 @@ def common(name, els):
 
 summary = load(sys.argv[1])
 common("summary", summary)
-check(any(e["tag"] == "span" and "retrying" in e["cls"] and e["text"] == "retrying"
-          for e in summary), "summary: a retrying badge of its own")
+check(any(e["tag"] == "span" and "retrying" in e["cls"] and e["text"] == "retried"
+          for e in summary), "summary: a retried run has a badge of its own")
 check(any(e["tag"] == "span" and "passed-after-retries" in e["cls"] for e in summary),
       "summary: the retried gate is 'passed after retries'")
 check(any(e["tag"] == "code" and "pre" in e["parents"] and

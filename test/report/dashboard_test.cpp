@@ -247,6 +247,37 @@ BOOST_AUTO_TEST_CASE(failed_lock_hides_its_lease_and_says_each_fact_once) {
     BOOST_TEST(count(html, "<p class=\"meta\">file store") == 0u);
 }
 
+// Given a lock failed by its last run and then unlocked (demo run 3), whose "fail" and
+// "unlock" transitions both quote the failure's whole message, then the card shows the
+// message once (under the last run, without the command it shows on its own) and the
+// transitions point to it; the unlock's repeat of the "fail" names that transition.
+BOOST_AUTO_TEST_CASE(transitions_point_to_a_failure_the_card_shows_instead_of_repeating_it) {
+    DashboardModel m = sample_model();
+    DashboardLock& gprd = m.locks[1];
+    BOOST_REQUIRE(gprd.lock.name == "gprd");
+    StepReport& post = gprd.last_run->steps[3];
+    BOOST_REQUIRE(post.command.has_value());
+    post.message =
+        "Job gitlab/m failed: BackoffLimitExceeded: Job has reached the specified "
+        "backoff limit. Details: " +
+        *post.command + ". A change to the Job spec reruns the gate.";
+    const std::string fail_why = "post-migrations: MigrationsJobFailed: " + post.message;
+    gprd.lock.history.clear();
+    gprd.lock.record("acquire", "ops/deploy#1234", at("2025-05-29T07:10:00Z"), "was free");
+    gprd.lock.record("fail", "ops/deploy#1234", at("2025-05-29T07:31:05Z"), fail_why);
+    gprd.lock.record("unlock", "alice", at("2025-05-29T08:00:00Z"),
+                     "fixed by hand (was failed by ops/deploy#1234, " + fail_why + ")");
+    gprd.lock.state = locks::LockState::free;
+    gprd.lock.failure.reset();
+    std::string card = between(render_dashboard(m, k_now), "id=\"lock-gprd\"", "</section>");
+    BOOST_TEST(count(card, "has reached the specified backoff limit") == 1u, card);
+    BOOST_TEST(count(card, *post.command) == 1u, card);
+    BOOST_TEST(card.find("MigrationsJobFailed (its message: the last run&#39;s failure, below)") !=
+               std::string::npos);
+    BOOST_TEST(card.find("fixed by hand (was failed by ops/deploy#1234, as in #2)") !=
+               std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_run_that_found_the_lock_failed_points_to_that_failure) {
     // Given: gprd's last run could not take the lock (held after the failure shown).
     DashboardModel m = sample_model();

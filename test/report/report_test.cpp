@@ -204,22 +204,123 @@ BOOST_AUTO_TEST_CASE(run_json_round_trips) {
     BOOST_TEST(bad.status().message().find("saved/run.json") != std::string::npos);
 }
 
-// Given a gate that retried once and one that failed, then each failed run is a failed
-// testcase of its own (GitLab's Tests tab shows no system-out of a passed testcase) with
-// its kept log tail, and the failed step's failure ends with its last failed run.
-BOOST_AUTO_TEST_CASE(junit_has_a_failed_testcase_per_failed_run_with_its_log) {
-    std::string xml = render_junit(sample_report());
-    BOOST_TEST(xml.find("<testsuites name=\"envgate\" tests=\"8\" failures=\"3\"") !=
+// How many times `what` occurs in `text`.
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+// The value of attribute `name` of the first `element` in `xml`, as a number.
+int attribute(const std::string& xml, const std::string& element, const std::string& name) {
+    std::smatch m;
+    std::regex re("<" + element + " [^>]*" + name + "=\"([0-9]+)\"");
+    BOOST_REQUIRE_MESSAGE(std::regex_search(xml, m, re), element + " has no " + name);
+    return std::stoi(m[1]);
+}
+
+// The testsuites' and the testsuite's counts are what the testcases hold, as GitLab's
+// Tests tab counts them (a testcase with <failure> failed, with <skipped> skipped).
+void check_counts(const std::string& xml) {
+    for (const std::string element : {"testsuites", "testsuite"}) {
+        BOOST_TEST_CONTEXT(element) {
+            BOOST_TEST(attribute(xml, element, "tests") == int(count(xml, "<testcase ")));
+            BOOST_TEST(attribute(xml, element, "failures") == int(count(xml, "<failure ")));
+            BOOST_TEST(attribute(xml, element, "skipped") == int(count(xml, "<skipped ")));
+            BOOST_TEST(attribute(xml, element, "errors") == int(count(xml, "<error ")));
+        }
+    }
+}
+
+// The testcase named `name`, from its start tag to its end.
+std::string testcase(const std::string& xml, const std::string& name) {
+    auto from = xml.find("<testcase classname=\"envgate.gprd\" name=\"" + name + "\"");
+    BOOST_REQUIRE_MESSAGE(from != std::string::npos, "no testcase " + name + " in\n" + xml);
+    return xml.substr(from, xml.find("</testcase>", from) - from);
+}
+
+// Given a green run whose gate failed twice and then passed (demo run 2), then junit.xml
+// counts no failure (GitLab shows no failed test on a green pipeline): the gate is a
+// passed testcase and each retried run a skipped one beside it, whose text (what
+// GitLab shows of a skipped case) is the failure with its kept log.
+BOOST_AUTO_TEST_CASE(junit_of_a_green_run_has_no_failure_and_shows_its_retries_skipped) {
+    RunReport r = sample_report();
+    r.result = RunResult::success;
+    r.steps.resize(3);  // lock, pre-migrations (2 failed runs, passed), deploy
+    r.steps[1].failed_runs.push_back(r.steps[1].failed_runs[0]);
+    r.steps[1].failed_runs[1].run = 2;
+    r.steps[1].failed_runs[1].attempt = 2;
+    r.steps[1].failed_runs[1].log_tail = "PG::LockNotAvailable again";
+    std::string xml = render_junit(r);
+    check_counts(xml);
+    BOOST_TEST(attribute(xml, "testsuites", "failures") == 0);
+    BOOST_TEST(attribute(xml, "testsuites", "skipped") == 2);
+    BOOST_TEST(attribute(xml, "testsuites", "tests") == 5);
+    BOOST_TEST(testcase(xml, "pre-migrations").find("<failure") == std::string::npos);
+    std::string first = testcase(xml, "pre-migrations failed run 1 (attempt 1 of 6), retried");
+    BOOST_TEST(first.find("<skipped message=\"container migrations exited 1 (Error)") !=
                std::string::npos);
-    auto retry = xml.find("name=\"pre-migrations failed run 1 (attempt 1 of 6)\"");
-    BOOST_REQUIRE(retry != std::string::npos);
-    BOOST_TEST(xml.find("<failure type=\"Error\"", retry) < xml.find("</testcase>", retry));
-    BOOST_TEST(xml.find("could not obtain lock on relation &quot;users&quot;", retry) <
-               xml.find("</testcase>", retry));
-    auto failed = xml.find("name=\"post-migrations\"");
-    BOOST_TEST(xml.find("describe job/gitlab-migrations-post-9c0d2e11\n\nThe last failed run. "
-                        "Pod gitlab-migrations-post-9c0d2e11-q8m4z: its log could not be read",
-                        failed) != std::string::npos);
+    BOOST_TEST(first.find("could not obtain lock on relation &quot;users&quot;</skipped>") ==
+                   std::string::npos,
+               "the kept log is in the text, before the log command: " + first);
+    BOOST_TEST(first.find("could not obtain lock on relation &quot;users&quot;") !=
+               std::string::npos);
+    BOOST_TEST(testcase(xml, "pre-migrations failed run 2 (attempt 2 of 6), retried")
+                   .find("PG::LockNotAvailable again") != std::string::npos);
+}
+
+// Given a gate that failed after three failed runs (demo run 3), then junit.xml counts
+// one failure, the gate's: one failed testcase whose failure carries every run (its
+// attempt, reason and kept log), and no testcase per run.
+BOOST_AUTO_TEST_CASE(junit_has_one_failed_testcase_per_failed_gate_carrying_its_runs) {
+    RunReport r = sample_report();
+    StepReport& post = r.steps[3];
+    post.failed_runs.clear();
+    for (int i = 1; i <= 3; ++i) {
+        post.failed_runs.push_back(
+            {i, i, 3, at("2025-05-29T07:31:04Z"), "post-pod-" + std::to_string(i), "migrations", 0,
+             i == 3 ? "OOMKilled" : "Error", 1,
+             "container migrations exited 1 (" + std::string(i == 3 ? "OOMKilled" : "Error") + ")",
+             "kubectl -n gitlab logs pod/post-pod-" + std::to_string(i),
+             "log line of run " + std::to_string(i), "its log tail"});
+    }
+    std::string xml = render_junit(r);
+    check_counts(xml);
+    BOOST_TEST(attribute(xml, "testsuites", "failures") == 1);
+    BOOST_TEST(count(xml, "<failure ") == 1u);
+    BOOST_TEST(count(xml, "name=\"post-migrations") == 1u, xml);
+    std::string failed = testcase(xml, "post-migrations");
+    std::size_t last = 0;
+    for (int i = 1; i <= 3; ++i) {
+        BOOST_TEST_CONTEXT("run " << i) {
+            auto run = failed.find("post-migrations failed run " + std::to_string(i) +
+                                   " (attempt " + std::to_string(i) + " of 3)");
+            BOOST_TEST(run != std::string::npos);
+            BOOST_TEST(run > last);  // oldest first
+            last = run;
+            BOOST_TEST(failed.find("log line of run " + std::to_string(i), run) !=
+                       std::string::npos);
+        }
+    }
+    BOOST_TEST(failed.find("(OOMKilled)", last) != std::string::npos);
+    // The retried gate of the same run stays skipped, not failed.
+    BOOST_TEST(attribute(xml, "testsuites", "skipped") == 3);  // 1 retry + 2 skipped steps
+}
+
+// Given a message that names its command (". Details: CMD") and the command, then the
+// failure says the command once, on its own line.
+BOOST_AUTO_TEST_CASE(junit_failure_names_its_command_once) {
+    RunReport r = sample_report();
+    r.steps[3].message =
+        "Job failed: BackoffLimitExceeded. Details: " + *r.steps[3].command + ". A change reruns.";
+    std::string failed = testcase(render_junit(r), "post-migrations");
+    auto from = failed.find("<failure");
+    std::string body = failed.substr(from, failed.find("</failure>") - from);
+    BOOST_TEST(count(body, *r.steps[3].command) == 1u, body);
+    BOOST_TEST(body.find("Job failed: BackoffLimitExceeded. A change reruns.") !=
+               std::string::npos);
 }
 
 // Given a log tail holding a code fence, then summary.md's fence is longer, so the
@@ -284,6 +385,38 @@ BOOST_AUTO_TEST_CASE(text_helpers_strip_escapes_and_cut_on_utf8_boundaries) {
     BOOST_TEST(first_line("one\ntwo") == "one…");
     BOOST_TEST(first_line("ééé", 3) == "é…");
     BOOST_TEST(cap_size("abcdef", 3).starts_with("abc\n… (3 more bytes cut)"));
+}
+
+// Given a line longer than the limit, then it is cut after its last whole word (never
+// "Details: kubec…"), without a dangling separator; a single overlong word is cut.
+BOOST_AUTO_TEST_CASE(first_line_cuts_at_a_word_boundary) {
+    BOOST_TEST(first_line("exited 1. Details: kubectl -n gitlab describe job/x", 25) ==
+               "exited 1. Details…");
+    BOOST_TEST(first_line("pod one failed; pod two failed", 18) == "pod one failed…");
+    BOOST_TEST(first_line("abcdefghijklmnopqrstuvwxyz", 10) == "abcdefghij…");
+    BOOST_TEST(first_line("short", 10) == "short");
+}
+
+// Given a gate's message naming its command, then without_command drops that mention
+// (and only it); a message that does not name it so is unchanged.
+BOOST_AUTO_TEST_CASE(without_command_drops_where_a_message_names_its_command) {
+    const std::string cmd = "kubectl -n gitlab describe job/m";
+    struct Case {
+        std::string message;
+        std::string want;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"exited 1. Details: " + cmd, "exited 1"},
+             {"exited 1. Logs: " + cmd + ". A change reruns it.", "exited 1. A change reruns it."},
+             {"no pod yet (kubectl describe shows why: " + cmd + "), after 2",
+              "no pod yet, after 2"},
+             {"run " + cmd + " by hand", "run " + cmd + " by hand"},
+             {"nothing to see", "nothing to see"},
+         }) {
+        BOOST_TEST_CONTEXT(c.message) {
+            BOOST_TEST(without_command(c.message, cmd) == c.want);
+        }
+    }
 }
 
 // Given a report whose step message, command and kept log hold bytes that are not
