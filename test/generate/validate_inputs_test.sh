@@ -4,6 +4,7 @@
 # validate-inputs/bad/ is a pipeline GitLab refuses; its first lines say what:
 #   # GitLab: <the message validate-ci must print (GitLab's own)>
 #   # gitlab-ci-local: rejects: <what it prints> | accepts: <why; GitLab's reference>
+#   # gitlab-ci-local preview: <text its --preview must show> (optional)
 # Each file of validate-inputs/good/ is one GitLab takes (`# GitLab: valid`), with the
 # same gitlab-ci-local line. Every case runs in one project made for the test (the
 # components of ci-templates/templates/ and the corpus' templates/ in templates/, a
@@ -65,6 +66,15 @@ run_case() {
             fi ;;
         *) failures+=("$name: the gitlab-ci-local line is neither 'accepts' nor 'rejects: ...'") ;;
     esac
+
+    # `# gitlab-ci-local preview: TEXT`: its merged pipeline has TEXT as written.
+    local want_preview
+    want_preview=$(expect "$case" "gitlab-ci-local preview")
+    [[ -n $want_preview ]] || return 0
+    (cd "$repo" && env -i PATH="$PATH" HOME="$T" LANG=C.UTF-8 NO_COLOR=1 "$gcl" --preview --no-color \
+        --ignore-schema-paths "#/definitions/tags/minItems" </dev/null >"$T/preview.log" 2>&1) || true
+    grep -qF -- "$want_preview" "$T/preview.log" ||
+        failures+=("$name: gitlab-ci-local --preview lacks '$want_preview': $(cat "$T/preview.log")")
 }
 
 for case in "$corpus"/bad/*.yml; do
