@@ -106,9 +106,6 @@ void emit_ci(YAML::Emitter& y, const CiSettings& ci) {
         return;
     }
     y << YAML::Key << "ci" << YAML::Value << YAML::BeginMap;
-    if (ci.image) {
-        y << YAML::Key << "image" << YAML::Value << *ci.image;
-    }
     if (!ci.tags.empty()) {
         emit_list(y, "tags", ci.tags);
     }

@@ -68,7 +68,6 @@ struct StepSettings {
 // `ci:`: what `envgate generate` writes into the child pipeline for GitLab, which
 // does not pass the parent pipeline's `default:` on to a child pipeline.
 struct CiSettings {
-    std::optional<std::string> image;                     // default:image of every job
     std::vector<std::string> tags;                        // default:tags (runner tags)
     std::optional<bool> interruptible;                    // default:interruptible
     std::optional<Duration> timeout;                      // default:timeout
@@ -78,7 +77,7 @@ struct CiSettings {
     std::vector<std::string> deploy_branches;
     bool deploy_protected = false;  // `deploy_branches: protected`: protected branches
 
-    bool has_defaults() const { return image || !tags.empty() || interruptible || timeout; }
+    bool has_defaults() const { return !tags.empty() || interruptible || timeout; }
 };
 
 // `gitlab:`: the one GitLab server `envgate unlock` asks in CI who runs the job, and

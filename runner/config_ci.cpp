@@ -12,13 +12,12 @@ namespace {
 const std::vector<std::string> k_ci_keys = {
     "image", "tags", "interruptible", "timeout", "deployment_tiers", "deploy_branches"};
 
-void read_image(const YAML::Node& node, YamlFields& f, CiSettings& out) {
-    auto s = f.read_string(node, "ci.image");
-    if (s && s->empty()) {
-        f.error(f.where(node), "ci.image", "must not be empty; leave it out for the runner's");
-    } else if (s) {
-        out.image = *s;
-    }
+// The child pipeline's image is the generate job's (the component's `image` input),
+// so that the two cannot differ; an old `ci.image` is named, not ignored.
+void reject_image(const YAML::Node& node, YamlFields& f) {
+    f.error(f.where(node), "ci.image",
+            "no longer read: the child pipeline runs in the generate job's image, the "
+            "component's `image` input; remove this line");
 }
 
 void read_tags(const YAML::Node& node, YamlFields& f, CiSettings& out) {
@@ -114,7 +113,7 @@ void read_ci_section(const YAML::Node& node, const std::vector<Environment>& env
     }
     f.check_keys(node, "ci", k_ci_keys);
     if (node["image"]) {
-        read_image(node["image"], f, out);
+        reject_image(node["image"], f);
     }
     if (node["tags"]) {
         read_tags(node["tags"], f, out);

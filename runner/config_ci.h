@@ -3,7 +3,6 @@
 // file:line:column: field errors as the rest of the config.
 //
 // ci:
-//   image: registry.example.com/tools/envgate:0.1.0   # default:image
 //   tags: [kubernetes]                                 # default:tags
 //   interruptible: false                               # default:interruptible
 //   timeout: 2h                                        # default:timeout

@@ -291,21 +291,22 @@ std::vector<Job> jobs_of(const Plan& plan, const std::string& env) {
     return jobs;
 }
 
-// `default:` from envgate.yml `ci:`; a child pipeline does not inherit the parent's.
+// The child's image has one source, the generate job's own image (the component's
+// `image` input): its trigger job forwards it as this variable, which GitLab expands
+// in `image:name`. Unset (a trigger job of another making): the runner's image.
+constexpr const char* k_child_image = "$ENVGATE_CHILD_IMAGE";
+
+// `default:`: a child pipeline does not inherit the parent's. The image as above,
+// the rest from envgate.yml `ci:`.
 void emit_defaults(YAML::Emitter& out, const CiSettings& ci) {
-    if (!ci.has_defaults()) {
-        return;
-    }
     out << YAML::Key << Text{"default"} << YAML::Value << YAML::BeginMap;
-    if (ci.image) {
-        // The job's script needs a shell: an image's ENTRYPOINT (envgate's is envgate)
-        // would be handed the script instead.
-        out << YAML::Key << Text{"image"} << YAML::Value << YAML::BeginMap;
-        out << YAML::Key << Text{"name"} << YAML::Value << Text{*ci.image};
-        out << YAML::Key << Text{"entrypoint"} << YAML::Value << YAML::Flow << YAML::BeginSeq
-            << YAML::DoubleQuoted << "" << YAML::EndSeq;
-        out << YAML::EndMap;
-    }
+    // The job's script needs a shell: an image's ENTRYPOINT (envgate's is envgate)
+    // would be handed the script instead.
+    out << YAML::Key << Text{"image"} << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << Text{"name"} << YAML::Value << Text{k_child_image};
+    out << YAML::Key << Text{"entrypoint"} << YAML::Value << YAML::Flow << YAML::BeginSeq
+        << YAML::DoubleQuoted << "" << YAML::EndSeq;
+    out << YAML::EndMap;
     if (!ci.tags.empty()) {
         out << YAML::Key << Text{"tags"} << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& tag : ci.tags) {

@@ -128,7 +128,6 @@ steps:
   diff: "echo diff of \$ENVGATE_ENV"
   deploy: "sh scripts/deploy.sh"
 ci:
-  image: $CHILD_IMAGE
   tags: [ kubernetes ]
   interruptible: false
   timeout: 30m
@@ -169,10 +168,9 @@ commit() {
     git rev-parse HEAD
 }
 
-# The images the generator job (component input) and the child pipeline (envgate.yml
-# ci:) name; nothing pulls them (shell executor).
+# The image the generator job (component input) names, and the child pipeline through
+# the trigger job's ENVGATE_CHILD_IMAGE; nothing pulls it (shell executor).
 PARENT_IMAGE=registry.example.com/tools/envgate:0.1.0
-CHILD_IMAGE=registry.example.com/tools/envgate:0.1.0-child
 
 # make_source_repo: $T/src and its commits SHA_BASE (everything), SHA_BOTH (common:
 # staging and production), SHA_STAGING, SHA_BREAK (post-migrations fails), SHA_FIX.

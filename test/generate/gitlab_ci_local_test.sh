@@ -56,15 +56,16 @@ for env in staging production; do
     grep -q "$env" "$rep/summary.md" || fail "$env summary.md does not name the environment"
     [[ $(lock_json "$env" | jq -r .state) == free ]] || fail "$env is not free after the pipeline"
 done
-# The generator job has the component's image and tags; the child pipeline names
-# envgate.yml's ci: image, tags, interruptible, timeout and production's tier.
+# The generator job has the component's image and tags; the child pipeline names the
+# image its trigger job forwards, and envgate.yml's ci: tags, interruptible, timeout
+# and production's tier.
 child=$(artifact_dir w1 envgate-generate-all)/envgate-child.yml
 [[ -s $child ]] || fail "the child pipeline artifact is missing"
-python3 - "$child" "$CHILD_IMAGE" <<'PY' || fail "the child pipeline lacks ci: defaults: $(cat "$child")"
+python3 - "$child" <<'PY' || fail "the child pipeline lacks ci: defaults: $(cat "$child")"
 import sys, yaml
 child = yaml.safe_load(open(sys.argv[1]))
-assert child["default"] == {"image": {"name": sys.argv[2], "entrypoint": [""]}, "tags": ["kubernetes"],
-                            "interruptible": False, "timeout": "30m"}, child.get("default")
+assert child["default"] == {"image": {"name": "$ENVGATE_CHILD_IMAGE", "entrypoint": [""]},
+                            "tags": ["kubernetes"], "interruptible": False, "timeout": "30m"}, child.get("default")
 assert child["production:run"]["environment"]["deployment_tier"] == "production"
 assert "deployment_tier" not in child["staging:run"]["environment"]
 PY
@@ -76,6 +77,9 @@ docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if isinstance(d, dict)]
 job = next(d["envgate-generate-all"] for d in docs if "envgate-generate-all" in d)
 assert job["image"] == {"name": sys.argv[2], "entrypoint": [""]}, job["image"]
 assert job["tags"] == ["kubernetes"], job["tags"]
+trigger = next(d["envgate-child-all"] for d in docs if "envgate-child-all" in d)
+assert trigger["variables"]["ENVGATE_CHILD_IMAGE"] == sys.argv[2], trigger["variables"]
+assert trigger["trigger"]["forward"]["yaml_variables"] is True, trigger["trigger"]
 PY
 ok "push pipeline: the generated child ran envgate run for staging, then production"
 GCL_OPTS=(--force-shell-executor --no-json-schema-validation) # checked once above; it costs seconds a pipeline

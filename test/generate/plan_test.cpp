@@ -298,12 +298,12 @@ BOOST_AUTO_TEST_CASE(renders_all_environments_without_steps) {
 }
 
 // Given envgate.yml `ci:` settings, then the child pipeline has them as its
-// `default:` (a child does not inherit the parent's), the image with the empty
-// entrypoint a job's shell needs, and each environment job of
+// `default:` (a child does not inherit the parent's), beside the image its trigger job
+// forwards (the generate job's) with the empty entrypoint a job's shell needs, and
+// each environment job of
 // gprd names its deployment tier, while gstg's (not in deployment_tiers) names none.
 BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     Config c = design_config();
-    c.ci.image = "registry.example.com/tools/envgate:0.1.0";
     c.ci.tags = {"kubernetes", "deploy"};
     c.ci.interruptible = false;
     c.ci.timeout = std::chrono::minutes(90);
@@ -312,7 +312,7 @@ BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     r.style = JobStyle::run;
     std::string yaml = render_child_pipeline(must(make_plan(c, r)));
     check_golden("deploy-ci-defaults.yml", yaml);
-    BOOST_TEST(yaml.find("default:\n  image:\n    name: registry.example.com/tools/envgate:0.1.0\n"
+    BOOST_TEST(yaml.find("default:\n  image:\n    name: $ENVGATE_CHILD_IMAGE\n"
                          "    entrypoint: [\"\"]\n  tags: [kubernetes, deploy]\n  interruptible: "
                          "false\n  timeout: 1h 30m\n") != std::string::npos);
     BOOST_TEST(yaml.find("name: gprd\n    action: start\n    deployment_tier: production") !=
@@ -320,11 +320,15 @@ BOOST_AUTO_TEST_CASE(renders_ci_defaults_and_deployment_tiers) {
     BOOST_TEST(yaml.find("name: gstg\n    action: start\n  script") != std::string::npos);
 }
 
-// Given no `ci:` settings, then no `default:` at all (the runner's own image and tags).
-BOOST_AUTO_TEST_CASE(renders_no_default_without_ci_settings) {
+// Given no `ci:` settings, then `default:` has the forwarded image alone (the
+// runner's own tags, no timeout).
+BOOST_AUTO_TEST_CASE(renders_only_the_image_default_without_ci_settings) {
     std::string yaml = render_child_pipeline(
         must(make_plan(design_config(), request({"releases/gitlab/common/x.yaml"}))));
-    BOOST_TEST(yaml.find("default:") == std::string::npos);
+    BOOST_TEST(yaml.find("default:\n  image:\n    name: $ENVGATE_CHILD_IMAGE\n    entrypoint: "
+                         "[\"\"]\n") != std::string::npos);
+    BOOST_TEST(yaml.find("  tags:") == std::string::npos);
+    BOOST_TEST(yaml.find("  timeout:") == std::string::npos);
     BOOST_TEST(yaml.find("deployment_tier") == std::string::npos);
 }
 
