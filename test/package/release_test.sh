@@ -146,7 +146,7 @@ grep -q '^create-release ' "$work/list-components-vtag.log" &&
 # The project's own pipeline: its component test (lint given this pipeline's package)
 # on every pipeline; the image and the release on a release tag only.
 gcl_list "$work/src" acme/envgate list-project.log
-for job in package ci envgate-lint-demo envgate-unlock-staging; do listed list-project.log "$job"; done
+for job in package ci envgate-lint-demo; do listed list-project.log "$job"; done
 grep -q '^envgate-lint-demo .*\[package\]' "$work/list-project.log" ||
     fail "the lint component's job does not take the package: $(cat "$work/list-project.log")"
 grep -qE '^(oci-image|release-publish|release) ' "$work/list-project.log" &&
