@@ -106,9 +106,14 @@ for f in templates README.md LICENSE .gitlab-ci.yml; do
     [[ " $files" == *" $f "* ]] || fail "the component project's root lacks $f: $files"
 done
 [[ " $files" == *" ci-templates "* ]] && fail "ci-templates/ itself was published, not its content"
+# As committed, but for the image input's default: envgate's image in the registry
+# the release pushed it to, at the component's version.
 for t in deploy gate generate lint lock unlock; do
-    cmp -s "$pub/templates/$t.yml" "$src/ci-templates/templates/$t.yml" ||
-        fail "templates/$t.yml differs from ci-templates/templates/$t.yml"
+    sed "s#registry.gitlab.com/envgate/envgate:#$registry/acme/envgate:#g" "$src/ci-templates/templates/$t.yml" |
+        cmp -s "$pub/templates/$t.yml" - ||
+        fail "templates/$t.yml differs from ci-templates/templates/$t.yml beyond the image's registry"
+    grep -qF "default: \"$registry/acme/envgate:\$ENVGATE_COMPONENT_VERSION\"" "$pub/templates/$t.yml" ||
+        fail "templates/$t.yml's image does not default to the pushed image at the component's version"
 done
 cmp -s "$pub/LICENSE" "$src/LICENSE" || fail "LICENSE is not the project's"
 [ "$(git -C "$pub" cat-file -t 0.1.0)" = tag ] || fail "0.1.0 is not an annotated tag"
