@@ -33,7 +33,8 @@ contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
 for f in ./usr/bin/envgate ./usr/share/man/man1/envgate.1.gz \
     ./usr/share/bash-completion/completions/envgate ./usr/share/doc/envgate/copyright \
     ./usr/share/doc/envgate/changelog.gz ./usr/share/doc/envgate/README.md \
-    ./usr/share/doc/envgate/ci-templates/README.md; do
+    ./usr/share/doc/envgate/ci-templates/README.md ./usr/share/zsh/vendor-completions/_envgate \
+    ./usr/share/fish/vendor_completions.d/envgate.fish; do
     grep -qxF "$f" <<<"$contents" || fail "the package lacks $f"
 done
 # dpkg itself judges Depends against the installed packages (nothing is installed).
@@ -84,5 +85,9 @@ done
 # shellcheck disable=SC1091
 bash -c "source '$root/usr/share/bash-completion/completions/envgate' && complete -p envgate" \
     >/dev/null || fail "the bash completion does not load"
+zsh -fc "autoload -Uz compinit && compinit -u -D && source '$root/usr/share/zsh/vendor-completions/_envgate'" \
+    >/dev/null 2>&1 || fail "the zsh completion does not load"
+fish --no-config -c "source '$root/usr/share/fish/vendor_completions.d/envgate.fish'; complete -c envgate | grep -q ." ||
+    fail "the fish completion does not load"
 
 finish package_test
