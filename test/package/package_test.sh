@@ -12,8 +12,7 @@ src=$1
 work=$2
 # shellcheck source=test/package/lib.sh
 source "$(dirname "$0")/lib.sh"
-fresh_dir "$work"
-git clone --quiet "$src" "$work/src" || { echo "FAIL: git clone $src"; exit 1; }
+fresh_clone "$src" "$work"
 commit=$(git -C "$work/src" rev-parse HEAD)
 "$work/src/scripts/package" "$work/src/build-package" "$work/out" >"$work/package.log" 2>&1 ||
     { cat "$work/package.log"; echo "FAIL: scripts/package"; exit 1; }

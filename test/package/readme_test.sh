@@ -10,8 +10,7 @@ src=$1
 work=$2
 # shellcheck source=test/package/lib.sh
 source "$(dirname "$0")/lib.sh"
-fresh_dir "$work"
-git clone --quiet "$src" "$work/src" || { echo "FAIL: git clone $src"; exit 1; }
+fresh_clone "$src" "$work"
 readme=$work/src/README.md
 
 # The blocks: a file per block, named by the README line it starts on.
