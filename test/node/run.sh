@@ -19,7 +19,7 @@
 # (vm.overcommit_memory, vm.panic_on_oom, kernel.panic, kernel.panic_on_oops,
 # kernel.keys.root_maxkeys/maxbytes) read as the values it wants, its root dir is a
 # shared bind mount so the volumes it mounts reach containerd; the pods' cgroups are
-# under cgroup root /envgate-node-<id>; the bridge envgate0 has no address, no gateway,
+# under cgroup root /envgate-node-<id>; the bridge envg-<id> has no address, no gateway,
 # no masquerading, and forwarding is not turned on.
 set -euo pipefail
 action=${1:-}
@@ -154,7 +154,7 @@ EOF
     cat >"$d/cni/net.d/10-envgate.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "envgate-node-$id",
  "plugins": [
-  {"type": "bridge", "bridge": "envgate0", "isGateway": false, "ipMasq": false,
+  {"type": "bridge", "bridge": "envg-$id", "isGateway": false, "ipMasq": false,
    "ipam": {"type": "host-local", "dataDir": "$d/cni/ipam", "ranges": [[{"subnet": "10.244.77.0/24"}]]}},
   {"type": "loopback"}
  ]}
@@ -367,7 +367,7 @@ stop() {
         [[ -d $cg/envgate-node-${d##*.} ]] || continue
         find "$cg/envgate-node-${d##*.}" -depth -type d -exec rmdir {} + 2>/dev/null || true
     done
-    if ip link show envgate0 >/dev/null 2>&1; then ip link delete envgate0 || true; fi
+    if ip link show "envg-${d##*.}" >/dev/null 2>&1; then ip link delete "envg-${d##*.}" || true; fi
     rm -rf /var/lib/cni/results/"envgate-node-${d##*.}"-* 2>/dev/null || true
     # containerd 1.6's shims put their sockets in /run/containerd/s whatever its state
     # dir; they remove them, and the directories made for this node go too when empty.
@@ -381,7 +381,7 @@ stop() {
     for cg in $(cgroup_dirs); do
         [[ ! -d $cg/envgate-node-${d##*.} ]] || left+=("cgroup $cg/envgate-node-${d##*.}")
     done
-    ! ip link show envgate0 >/dev/null 2>&1 || left+=("link envgate0")
+    ! ip link show "envg-${d##*.}" >/dev/null 2>&1 || left+=("link envg-${d##*.}")
     if [[ -s $cp/kubeconfig ]]; then
         kubectl delete node "$name" --wait=false >/dev/null 2>&1 || true
         kubectl delete clusterrolebinding "envgate-node:$name" >/dev/null 2>&1 || true

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The gate scenarios of test/e2e/gate_e2e.sh on the real node (test/node/run.sh): the
+# same manifests, pinned to the kubelet's Node, run by containerd + runc from the
+# busybox image made at start (tagged as the manifests' registry.example.com/
+# migrations:1.0). The scripts the containers run live in the test's temp dir, which
+# is mounted at the same path (hostPath), so the counters they keep are shared with
+# the test; /dev/termination-log is the termination log the node agent calls
+# $KUBESIM_TERMINATION_LOG.
+#   gate_node.sh ENVGATE SCENARIO
+# with ENVGATE_CONTROLPLANE_STATE and ENVGATE_NODE_STATE set (CTest does).
+ENVGATE=$1 SCENARIO=$2 KUBESIM=
+export ENVGATE_TEST_CLUSTER=controlplane
+source "$(dirname "$0")/../e2e/lib.sh"
+# shellcheck disable=SC2119
+start_kubesim
+NODE=$(cat "${ENVGATE_NODE_STATE:?the node tier needs ENVGATE_NODE_STATE}/node-name") ||
+    fail "no real node is running ($ENVGATE_NODE_STATE/node-name missing)"
+[[ $("${K[@]}" get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
+    fail "node $NODE is not Ready"
+NS=$(test_ns node)
+gate_args() { echo --env e1 --gate "$1" --manifest "$2" --namespace "${3:-$NS}" --report-dir "$4"; }
+
+# node_job_manifest FILE NAME RESTART_POLICY BACKOFF_LIMIT SCRIPT: lib.sh's job_manifest,
+# on the real node, with the temp dir mounted and the termination log where it is.
+node_job_manifest() {
+    local file=$1
+    job_manifest "$@" "" "      nodeName: $NODE
+      volumes:
+        - {name: tmp, hostPath: {path: $T, type: Directory}}"
+    cat >>"$file" <<EOF
+          env:
+            - {name: KUBESIM_TERMINATION_LOG, value: /dev/termination-log}
+          volumeMounts:
+            - {name: tmp, mountPath: $T}
+EOF
+}
+
+# As gate_e2e.sh's: fails FAILS times (1 s each, the termination message set), then passes.
+crash_then_pass() {
+    local file=$1 name=$2 fails=$3 counter=$T/$2.count
+    local script
+    script=$(job_script "$name" "$(count_runs "$counter")
+echo \"run \$n: migrating users\"
+if [ \$n -le $fails ]; then sleep 1; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi
+sleep 1; echo migrated")
+    node_job_manifest "$file" "$name" OnFailure 6 "$script"
+}
+
+# The kubelet's own record of the crash loop, read back from the API: restartCount,
+# lastState.terminated (exit code, reason, message) of the pod that passed at last.
+check_pod_record() {
+    local job=$1 restarts=$2 pod
+    pod=$(pods_of "$NS" "$job" | jq -c '[.items[] | select(.spec.nodeName == "'"$NODE"'")][0]')
+    [[ $pod != null ]] || fail "no pod of $job ran on $NODE"
+    jq -e --argjson r "$restarts" '.status.containerStatuses[0] | .restartCount == $r
+        and .lastState.terminated.exitCode == 1 and .lastState.terminated.reason == "Error"
+        and (.lastState.terminated.message | startswith("PG::LockNotAvailable"))
+        and .state.terminated.exitCode == 0 and .state.terminated.reason == "Completed"' <<<"$pod" >/dev/null ||
+        fail "the kubelet's record is not $restarts restarts then a pass: $(jq -c .status.containerStatuses <<<"$pod")"
+    echo "kubelet record: $(jq -c '.status.containerStatuses[0] | {restartCount, last: .lastState.terminated | {exitCode, reason, message}, state: .state.terminated | {exitCode, reason}}' <<<"$pod")"
+}
+
+# crashloop_gate: the crash loop of gate_e2e.sh's scenario_crashloop through envgate gate;
+# sets JOB.
+crashloop_gate() {
+    crash_then_pass "$T/crash.yaml" crash 2
+    # shellcheck disable=SC2046
+    run_envgate 180 "$T/gate.log" gate $(gate_args pre-migrations "$T/crash.yaml" "$NS" "$T/rep")
+    JOB=$(job_of "$T/gate.log")
+    [[ -n $JOB ]] || fail "no Job name in the log"
+}
+
+# The verdict, exit code, retry lines and events, and the kubelet's own record.
+scenario_crashloop() {
+    crashloop_gate
+    expect_rc 0 "crash twice, then pass"
+    log_has "$T/gate.log" "attempt 1 of 6 failed, 5 left: container migrations exited 1 (Error): PG::LockNotAvailable"
+    log_has "$T/gate.log" "attempt 2 of 6 failed, 4 left"
+    log_has "$T/gate.log" "succeeded (PreMigrationsComplete)"
+    gate_events "$NS" "$JOB" >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying') == 2 ]] ||
+        fail "want exactly 2 MigrationsRetrying events (one per failed run)"
+    [[ $(wc -l <"$T/events.log") == 2 ]] || fail "unexpected envgate events"
+    "${K[@]}" get events -n "$NS" -o json | jq -e --arg j "$JOB" '[.items[]
+        | select(.reason == "MigrationsRetrying" and .type == "Warning"
+          and .involvedObject.name == $j)] | length == 2' >/dev/null ||
+        fail "retry events are not Warnings on the Job"
+    check_reports "$T/rep" e1 success
+    check_pod_record "$JOB" 2
+    # The kubelet's BackOff events: the crash loop went through CrashLoopBackOff.
+    "${K[@]}" get events -n "$NS" -o json | jq -e '[.items[] | select(.reason == "BackOff"
+        and .source.component == "kubelet")] | length >= 1' >/dev/null ||
+        fail "no BackOff event from the kubelet"
+    # The printed logs command, through the API server's pods/log proxy to the real
+    # kubelet: some run's log.
+    run_next "$T/gate.log" '^run [0-9]: migrating users$' '^pre-migrations: (retrying|succeeded) '
+    ok "crash-loop on the real kubelet: 2 retries, one Warning event per failed run, the kubelet's record, exit 0"
+}
+
+# What gate_e2e.sh's scenario_crashloop also checks on the node agent: each failed run's
+# kept log is that run's, and the retry events name logs --previous, which on-call runs
+# after the pod passed and gets run 2's log.
+scenario_crashloop_logs() {
+    crashloop_gate
+    expect_rc 0 "crash twice, then pass"
+    gate_events "$NS" "$JOB" >"$T/events.log"
+    check_kept_logs_node "$T/gate.log" "$T/rep" pre-migrations 2 "run %d: migrating users"
+    [[ $(log_count "$T/events.log" "logs job/$JOB -c migrations --previous") == 2 ]] ||
+        fail "retry events lack the logs --previous command"
+    run_next "$T/gate.log" '^run 2: migrating users$' '^pre-migrations: (retrying|succeeded) '
+    ok "crash-loop on the real kubelet: each failed run's own log kept, logs --previous printed and run"
+}
+
+# check_kept_logs (gate_e2e.sh's), the part that reads the job log and run.json.
+check_kept_logs_node() {
+    local log=$1 rep=$2 gate=$3 runs=$4 format=$5 i line
+    [[ $(jq --arg g "$gate" '.steps[] | select(.name == $g) | .failed_runs | length' "$rep/run.json") == "$runs" ]] ||
+        fail "run.json: want $runs failed runs of $gate"
+    for ((i = 1; i <= runs; i++)); do
+        # shellcheck disable=SC2059
+        line=$(printf "$format" "$i")
+        grep -qxF "    $line" "$log" || fail "the job log lacks the kept line '$line'"
+        jq -e --arg g "$gate" --arg l "$line" --argjson i "$i" '.steps[] | select(.name == $g)
+            | .failed_runs[$i - 1].log_tail | split("\n") | index($l) != null' "$rep/run.json" >/dev/null ||
+            fail "run.json: failed run $i of $gate lacks '$line'"
+    done
+}
+
+"scenario_$SCENARIO"
