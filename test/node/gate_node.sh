@@ -17,19 +17,22 @@ NODE=$(cat "${ENVGATE_NODE_STATE:?the node tier needs ENVGATE_NODE_STATE}/node-n
     fail "no real node is running ($ENVGATE_NODE_STATE/node-name missing)"
 [[ $("${K[@]}" get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == True ]] ||
     fail "node $NODE is not Ready"
-NS=$(test_ns node)
+# The namespace prefix the goldens of test/golden/failures/ were written with.
+NS=$(test_ns e2e)
 gate_args() { echo --env e1 --gate "$1" --manifest "$2" --namespace "${3:-$NS}" --report-dir "$4"; }
 
-# node_job_manifest FILE NAME RESTART_POLICY BACKOFF_LIMIT SCRIPT: lib.sh's job_manifest,
-# on the real node, with the temp dir mounted and the termination log where it is.
+# node_job_manifest FILE NAME RESTART_POLICY BACKOFF_LIMIT SCRIPT [ENV_YAML]: lib.sh's
+# job_manifest, on the real node, with the temp dir mounted, the termination log where
+# it is, and ENV_YAML's entries (lines "            - ...") added to the container's env.
 node_job_manifest() {
-    local file=$1
-    job_manifest "$@" "" "      nodeName: $NODE
+    local file=$1 env=${6:-}
+    job_manifest "$1" "$2" "$3" "$4" "$5" "" "      nodeName: $NODE
       volumes:
         - {name: tmp, hostPath: {path: $T, type: Directory}}"
     cat >>"$file" <<EOF
           env:
             - {name: KUBESIM_TERMINATION_LOG, value: /dev/termination-log}
+$env
           volumeMounts:
             - {name: tmp, mountPath: $T}
 EOF
@@ -109,6 +112,47 @@ scenario_crashloop_logs() {
         fail "retry events lack the logs --previous command"
     run_next "$T/gate.log" '^run 2: migrating users$' '^pre-migrations: (retrying|succeeded) '
     ok "crash-loop on the real kubelet: each failed run's own log kept, logs --previous printed and run"
+}
+
+# gate_e2e.sh's scenario_pending_causes, the kubelet's part: a missing Secret
+# (CreateContainerConfigError until it exists) and an image that cannot be pulled (a real
+# pull: registry.example.com does not resolve), each named as it happens and each
+# against the golden excerpt of the node agent's run (test/golden/failures/).
+scenario_pending_causes() {
+    node_job_manifest "$T/secret.yaml" needsecret OnFailure 2 "$(job_script needsecret 'echo migrated')" \
+        "            - {name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: db-creds, key: password}}}"
+    # shellcheck disable=SC2046
+    gate_bg "$T/secret.log" $(gate_args pre-migrations "$T/secret.yaml" "$NS" "$T/rep-secret") \
+        --progress-interval 300ms
+    wait_for 60 "the missing Secret named" grep -qE \
+        "^pre-migrations: running \(RunningPreMigrations\): .* is waiting: CreateContainerConfigError" "$T/secret.log"
+    wait_for 60 "a progress line naming the cause" grep -qE \
+        "^pre-migrations: still running after .*Pending \(CreateContainerConfigError\)" "$T/secret.log"
+    local lines='^pre-migrations: (running .* is waiting: CreateContainerConfigError|succeeded)'
+    run_next "$T/secret.log" 'secret "db-creds" not found' "$lines"
+    "${K[@]}" create secret generic db-creds -n "$NS" --from-literal=password=not-a-real-one >/dev/null
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the Secret exists now"
+    GOLDEN_ON=controlplane check_failure_golden missing_secret "$T/secret.log" "$T/rep-secret" "$lines"
+
+    local image=registry.example.com/never-pulled:$NS
+    node_job_manifest "$T/image.yaml" noimage OnFailure 2 "$(job_script noimage 'echo migrated')"
+    sed -i "s|image: registry.example.com/migrations:1.0|image: $image|" "$T/image.yaml"
+    # shellcheck disable=SC2046
+    run_envgate 60 "$T/image.log" gate $(gate_args pre-migrations "$T/image.yaml" "$NS" "$T/rep-image") \
+        --timeout 5s
+    expect_rc 1 "an image that never starts"
+    grep -qE "^pre-migrations: running .* is waiting: (ErrImagePull|ImagePullBackOff)" "$T/image.log" ||
+        fail "the image pull failure is not named"
+    grep -qE "^pre-migrations: GateTimeout: .*(ErrImagePull|ImagePullBackOff)" "$T/image.log" ||
+        fail "the timeout does not say why nothing ran"
+    # Not against the golden: the node agent plays a registry that answers 404 ('"…":
+    # not found'); here no registry answers at all (containerd: 'dial tcp: lookup
+    # registry.example.com …: no such host'), the same verdict for another cause.
+    grep -qE "^pre-migrations: GateTimeout: .* is waiting: (ErrImagePull: failed to pull and unpack image \"$image\"|ImagePullBackOff: Back-off pulling image \"$image\")" "$T/image.log" ||
+        fail "the timeout does not carry the runtime's pull error"
+    run_next "$T/image.log" "$image"
+    ok "pending causes on the real kubelet: CreateContainerConfigError until the Secret exists, ErrImagePull named"
 }
 
 # check_kept_logs (gate_e2e.sh's), the part that reads the job log and run.json.
