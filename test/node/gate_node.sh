@@ -21,14 +21,16 @@ NODE=$(cat "${ENVGATE_NODE_STATE:?the node tier needs ENVGATE_NODE_STATE}/node-n
 NS=$(test_ns e2e)
 gate_args() { echo --env e1 --gate "$1" --manifest "$2" --namespace "${3:-$NS}" --report-dir "$4"; }
 
-# node_job_manifest FILE NAME RESTART_POLICY BACKOFF_LIMIT SCRIPT [ENV_YAML]: lib.sh's
-# job_manifest, on the real node, with the temp dir mounted, the termination log where
-# it is, and ENV_YAML's entries (lines "            - ...") added to the container's env.
+# node_job_manifest FILE NAME RESTART_POLICY BACKOFF_LIMIT SCRIPT [ENV_YAML [POD_YAML]]:
+# lib.sh's job_manifest, on the real node, with the temp dir mounted, the termination log
+# where it is, ENV_YAML's entries (lines "            - ...") added to the container's
+# env and POD_YAML to the pod's spec.
 node_job_manifest() {
-    local file=$1 env=${6:-}
+    local file=$1 env=${6:-} pod=${7:-}
     job_manifest "$1" "$2" "$3" "$4" "$5" "" "      nodeName: $NODE
       volumes:
-        - {name: tmp, hostPath: {path: $T, type: Directory}}"
+        - {name: tmp, hostPath: {path: $T, type: Directory}}
+$pod"
     cat >>"$file" <<EOF
           env:
             - {name: KUBESIM_TERMINATION_LOG, value: /dev/termination-log}
@@ -153,6 +155,58 @@ scenario_pending_causes() {
         fail "the timeout does not carry the runtime's pull error"
     run_next "$T/image.log" "$image"
     ok "pending causes on the real kubelet: CreateContainerConfigError until the Secret exists, ErrImagePull named"
+}
+
+# gate_e2e.sh's scenario_pod_limit_never: restartPolicy Never, backoffLimit 2, a pod per
+# run, each exiting 4; the third failed pod fails the gate.
+scenario_pod_limit_never() {
+    node_job_manifest "$T/never.yaml" podlimit Never 2 "$(job_script podlimit "$(count_runs "$T/podlimit.count")
+echo \"run \$n: inserting users\"; sleep 0.3; echo 'duplicate key' > \"\$KUBESIM_TERMINATION_LOG\"; exit 4")"
+    # shellcheck disable=SC2046
+    run_envgate 180 "$T/gate.log" gate $(gate_args pre-migrations "$T/never.yaml" "$NS" "$T/rep")
+    expect_rc 1 "the pod limit reached"
+    log_has "$T/gate.log" "pod 1 of 3 failed, 2 left"
+    log_has "$T/gate.log" "pod 2 of 3 failed, 1 left"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*BackoffLimitExceeded.*duplicate key.*exited 4" "$T/gate.log" >/dev/null ||
+        fail "the failed line lacks BackoffLimitExceeded and the last failure: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    local job
+    job=$(job_of "$T/gate.log")
+    [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.status.failed}') == 3 ]] ||
+        fail "the Job does not count 3 failed pods"
+    gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying$') -ge 2 && $(log_count "$T/events.log" '^MigrationsRetrying$') -le 3 ]] ||
+        fail "want 2 or 3 MigrationsRetrying events: $(sort "$T/events.log" | uniq -c)"
+    [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    # (Its golden was written on kubesim, in namespace "e2e": the longer namespace here
+    # moves where the report cuts its messages, so it is not compared.)
+    run_next "$T/gate.log" 'BackoffLimitExceeded'
+    # A pod per run: the first failed run's command reads its own pod, from the kubelet.
+    local first
+    first=$(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[0].log_command' "$T/rep/run.json")
+    [[ $first == *" logs pod/"* ]] || fail "failed run 1's command does not name its pod: $first"
+    (cd "$T" && bash -c "$first") >"$T/run1.out" 2>&1 || fail "$first: $(cat "$T/run1.out")"
+    grep -qx "run 1: inserting users" "$T/run1.out" || fail "$first does not show run 1: $(cat "$T/run1.out")"
+    ok "Never, backoffLimit 2 on the real kubelet: two retries, the third failed pod fails the gate, exit 1"
+}
+
+# gate_e2e.sh's scenario_restart_limit_pod_gone: OnFailure, backoffLimit 2, one container
+# exiting 7; the Job controller deletes the pod; the verdict keeps the remembered failure.
+scenario_restart_limit_pod_gone() {
+    local script
+    script=$(job_script limit "$(count_runs "$T/limit1.count")
+echo \"run \$n: relation users missing\"; sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    node_job_manifest "$T/limit.yaml" limit1 OnFailure 2 "$script"
+    # shellcheck disable=SC2046
+    run_envgate 180 "$T/gate.log" gate $(gate_args pre-migrations "$T/limit.yaml" "$NS" "$T/rep")
+    expect_rc 1 "restart limit reached"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 60 "the Job's pod to be deleted" bash -c "[[ \$(${K[*]} get pods -n $NS -l job-name=$job -o name) == '' ]]"
+    grep -qx "    kubectl -n $NS describe job/$job" "$T/gate.log" || fail "describe command not printed"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: container migrations exited 7 \(Error\): relation users missing" "$T/gate.log" >/dev/null ||
+        fail "the failed verdict lost the remembered failure (exit 7) once the pod was gone: $(grep '^pre-migrations: failed' "$T/gate.log")"
+    ok "restart limit, pod gone, on the real kubelet: failed with the remembered exit code 7, exit 1"
 }
 
 # check_kept_logs (gate_e2e.sh's), the part that reads the job log and run.json.
