@@ -209,6 +209,62 @@ echo \"run \$n: relation users missing\"; sleep 0.5; echo 'relation users missin
     ok "restart limit, pod gone, on the real kubelet: failed with the remembered exit code 7, exit 1"
 }
 
+# gate_on_running_pod MANIFEST (gate_e2e.sh's): a background gate on MANIFEST's Job;
+# returns once the Job has a running pod. Sets JOB and POD.
+gate_on_running_pod() {
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$1" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    JOB=$(job_of "$T/gate.log")
+    wait_for 60 "a running pod" live_pod "$NS" "$JOB"
+    POD=$(live_pod "$NS" "$JOB")
+}
+
+# gate_e2e.sh's scenario_deleted_by_hand: a pod deleted by hand ignores SIGTERM (the
+# kubelet holds it terminating for its grace period), its replacement fails: the retry
+# names the replacement's error, not "was deleted".
+scenario_deleted_by_hand() {
+    local script release=$T/release-first
+    script=$(job_script dbh "$(count_runs "$T/dbh.count")
+if [ \$n -le 1 ]; then trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done; exit 0; fi
+sleep 0.3; echo 'PG::DuplicateTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
+    node_job_manifest "$T/dbh.yaml" dbh Never 6 "$script" "" "      terminationGracePeriodSeconds: 60"
+    gate_on_running_pod "$T/dbh.yaml"
+    local job=$JOB pod=$POD
+    "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
+    wait_for 90 "the replacement's failure" grep -qE "^pre-migrations: retrying .*pod 2 of 7 failed.*PG::DuplicateTable" "$T/gate.log"
+    touch "$release"
+    kill -TERM "$GATE_PID"
+    wait_exit "$GATE_PID" 30
+    log_has "$T/gate.log" "pod $pod was deleted"
+    ok "deleted by hand on the real kubelet: the replacement's PG::DuplicateTable is the last failure"
+}
+
+# The Eviction API (policy/v1, through the API server; the kubelet then stops the pod
+# within its grace period): an OnFailure pod evicted while it runs, its replacement
+# passes. One failure, one retry, exit 0.
+scenario_eviction_api() {
+    local script
+    script=$(job_script ev "$(count_runs "$T/ev.count")
+if [ \$n -le 1 ]; then echo \"run 1: waiting for the lock on users\"; sleep 60; fi; echo migrated")
+    node_job_manifest "$T/ev.yaml" ev OnFailure 6 "$script" "" "      terminationGracePeriodSeconds: 2"
+    gate_on_running_pod "$T/ev.yaml"
+    local job=$JOB pod=$POD
+    "${K[@]}" create --raw "/api/v1/namespaces/$NS/pods/$pod/eviction" -f - >/dev/null <<EOF
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "$pod", "namespace": "$NS"}}
+EOF
+    wait_exit "$GATE_PID" 90
+    expect_rc 0 "the replacement passes"
+    grep -qE "^pre-migrations: retrying .*pod 1 of 7 failed, 6 left: pod $pod " "$T/gate.log" ||
+        fail "the retry does not name the evicted pod"
+    log_lacks "$T/gate.log" "attempt 1 of 6"
+    log_lacks "$T/gate.log" "2 of 7 failed"
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsRetrying" ]] ||
+        fail "events: $(event_summary "$NS" "$job"), want one MigrationsRetrying"
+    echo "retry line: $(grep -m1 '^pre-migrations: retrying' "$T/gate.log")"
+    ok "Eviction API on the real kubelet: one failure, one retry line, one event, exit 0"
+}
+
 # check_kept_logs (gate_e2e.sh's), the part that reads the job log and run.json.
 check_kept_logs_node() {
     local log=$1 rep=$2 gate=$3 runs=$4 format=$5 i line
