@@ -302,12 +302,17 @@ EOF
 # Processes whose command line, cwd or executable names the node's temp dir: the
 # kubelet, containerd, its shims and the containers (their cwd is in a rootfs there).
 node_processes() {
-    local d=$1 p
+    local d=$1 p args cwd root
     for p in /proc/[0-9]*; do
-        [[ ${p#/proc/} != "$$" ]] || continue
-        if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF "$d" ||
-            [[ $(readlink "$p/cwd" 2>/dev/null) == "$d"* || $(readlink "$p/root" 2>/dev/null) == "$d"* ]]; then
-            echo "${p#/proc/} $({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | cut -c1-160)"
+        p=${p#/proc/}
+        [[ $p != "$$" && $p != "$BASHPID" ]] || continue
+        # Read with builtins: a grep for the path would find itself.
+        args=()
+        { mapfile -d '' args <"/proc/$p/cmdline"; } 2>/dev/null || continue
+        cwd=$(readlink "/proc/$p/cwd" 2>/dev/null) || true
+        root=$(readlink "/proc/$p/root" 2>/dev/null) || true
+        if [[ "${args[*]}" == *"$d"* || $cwd == "$d"* || $root == "$d"* ]]; then
+            echo "$p ${args[*]:0:6}"
         fi
     done
     return 0
@@ -355,7 +360,8 @@ stop() {
     while read -r p _; do
         [[ -n $p ]] && kill -KILL "$p" 2>/dev/null || true
     done < <(node_processes "$d")
-    poll 10 "the node's processes to exit" bash -c "[[ -z \$(\"$0\" processes \"$d\") ]]" || true
+    local end=$((SECONDS + 10))
+    while [[ -n $(node_processes "$d") ]] && ((SECONDS < end)); do sleep 0.1; done
     # Mounts under the temp dir (rootfs overlays, shm, netns, the kubelet's root bind),
     # deepest first.
     local m
@@ -403,7 +409,6 @@ case $action in
 start) shift; start "$@" ;;
 stop) shift; stop "$@" ;;
 check) preflight && echo "node: this machine can run a real node" ;;
-processes) node_processes "$2" ;;
 *)
     echo "usage: run.sh start KUBELET NODECTL CP_STATE STATE [NODE_NAME] | stop STATE CP_STATE | check" >&2
     exit 2
