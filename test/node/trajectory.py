@@ -145,6 +145,11 @@ def run_case(case, node, kubelet, ns, d):
     return steps
 
 
+def md_cell(v):
+    """A table cell: code, its pipes escaped (GitHub/GitLab tables split on them)."""
+    return "`" + v.replace("|", "\\|") + "`" if v else ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--node-agent", default="node-1")
@@ -168,7 +173,7 @@ def main():
                 x = agent[i] if i < len(agent) else ""
                 y = real[i] if i < len(real) else ""
                 mark = "" if x == y else " **≠**"
-                md.append(f"| {i + 1}{mark} | `{x}` | `{y}` |")
+                md.append(f"| {i + 1}{mark} | {md_cell(x)} | {md_cell(y)} |")
     finally:
         kubectl("delete", "namespace", ns, "--wait=false", check=False)
         shutil.rmtree(d, ignore_errors=True)
