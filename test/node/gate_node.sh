@@ -265,6 +265,32 @@ EOF
     ok "Eviction API on the real kubelet: one failure, one retry line, one event, exit 0"
 }
 
+# gate_e2e.sh's scenario_onfailure_evict with a real kubelet eviction, provoked safely:
+# run 1 writes 8 MiB into its container's writable layer past an ephemeral-storage limit
+# of 2 MiB, the kubelet's eviction manager (every 10 s) evicts the pod ("Pod ephemeral
+# local storage usage exceeds the total limit of containers 2Mi."); the replacement
+# passes. One failure, one retry line, one event, exit 0.
+scenario_kubelet_evict() {
+    local script
+    script=$(job_script ke "$(count_runs "$T/ke.count")
+if [ \$n -le 1 ]; then dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>/dev/null; echo \"run 1: filled\"; sleep 60; fi; echo migrated")
+    node_job_manifest "$T/ke.yaml" ke OnFailure 6 "$script" "" "      terminationGracePeriodSeconds: 2"
+    echo "          resources: {limits: {ephemeral-storage: 2Mi}}" >>"$T/ke.yaml"
+    gate_on_running_pod "$T/ke.yaml"
+    local job=$JOB pod=$POD
+    wait_exit "$GATE_PID" 120
+    expect_rc 0 "the replacement passes"
+    [[ $(pods_of "$NS" "$job" | jq -r --arg p "$pod" '.items[] | select(.metadata.name == $p) | .status.reason') == Evicted ]] ||
+        fail "pod $pod was not evicted by the kubelet: $(pods_of "$NS" "$job" | jq -c '[.items[].status | {phase, reason, message}]')"
+    log_has "$T/gate.log" "pod 1 of 7 failed, 6 left: pod $pod was evicted"
+    log_lacks "$T/gate.log" "attempt 1 of 6"
+    log_lacks "$T/gate.log" "2 of 7 failed"
+    [[ $(event_summary "$NS" "$job") == "1 MigrationsRetrying" ]] ||
+        fail "events: $(event_summary "$NS" "$job"), want one MigrationsRetrying"
+    echo "retry line: $(grep -m1 '^pre-migrations: retrying' "$T/gate.log")"
+    ok "kubelet eviction (ephemeral storage) on the real kubelet: one failure, one retry line, one event, exit 0"
+}
+
 # check_kept_logs (gate_e2e.sh's), the part that reads the job log and run.json.
 check_kept_logs_node() {
     local log=$1 rep=$2 gate=$3 runs=$4 format=$5 i line
