@@ -291,6 +291,46 @@ if [ \$n -le 1 ]; then dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>/dev/null; e
     ok "kubelet eviction (ephemeral storage) on the real kubelet: one failure, one retry line, one event, exit 0"
 }
 
+# gate_e2e.sh's scenario_restart_limit: OnFailure, backoffLimit 2, migrations exits 7
+# every run; a second container (proxy) ignores SIGTERM until the test releases it, so
+# the kubelet holds the pod terminating and the Job at FailureTarget (not yet Failed)
+# until the test has seen the gate report it.
+scenario_restart_limit() {
+    local release=$T/release-proxy name=limit script
+    script=$(job_script "$name" "$(count_runs "$T/$name.count")
+echo \"run \$n: relation users missing\"; sleep 0.5; echo 'relation users missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 7")
+    node_job_manifest "$T/$name.yaml" "$name" OnFailure 2 "$script" "" "      terminationGracePeriodSeconds: 60"
+    cat >>"$T/$name.yaml" <<EOF
+        - name: proxy
+          image: registry.example.com/proxy:1.0
+          command: ["sh", "-c", "trap '' TERM; until [ -f '$release' ]; do sleep 0.05; done"]
+          volumeMounts:
+            - {name: tmp, mountPath: $T}
+EOF
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args pre-migrations "$T/$name.yaml" "$NS" "$T/rep")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 90 "the failing line on FailureTarget" grep -qE \
+        "^pre-migrations: failing \(RunningPreMigrations\): Job $NS/$job is failing: BackoffLimitExceeded" "$T/gate.log"
+    "${K[@]}" get job -n "$NS" "$job" -o json | jq -e '[.status.conditions[]
+        | select(.status == "True") | .type] | index("FailureTarget") != null and index("Failed") == null' \
+        >/dev/null || fail "the Job is not held at FailureTarget alone while the gate says failing"
+    log_lacks "$T/gate.log" "pre-migrations: failed"
+    touch "$release"
+    wait_exit "$GATE_PID" 90
+    expect_rc 1 "restart limit reached"
+    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*exited 7 \(Error\): relation users missing" "$T/gate.log" >/dev/null ||
+        fail "the failed line lacks the remembered exit code 7"
+    grep -qx "    kubectl -n $NS describe job/$job" "$T/gate.log" || fail "describe command not on its own line"
+    gate_events "$NS" "$job" | cut -f1 >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsFailed$') == 1 ]] || fail "want one MigrationsFailed event"
+    check_reports "$T/rep" e1 failed MigrationsJobFailed
+    run_next "$T/gate.log" 'BackoffLimitExceeded'
+    ok "restart limit on the real kubelet: failing line while FailureTarget held, then failed with exit 7 remembered, exit 1"
+}
+
 # check_kept_logs (gate_e2e.sh's), the part that reads the job log and run.json.
 check_kept_logs_node() {
     local log=$1 rep=$2 gate=$3 runs=$4 format=$5 i line

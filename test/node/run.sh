@@ -98,7 +98,7 @@ start() {
     export KUBECONFIG=$cp/kubeconfig
 
     # Images made here (no registry): busybox for the workloads, under its own name and
-    # the name the e2e manifests use, and the pod sandbox image.
+    # the names the e2e manifests use (migrations, proxy), and the pod sandbox image.
     mkdir -p "$d/images"
     bash "$here/mkimage.sh" "$d/images/busybox.tar" envgate.test/busybox:1
     bash "$here/mkimage.sh" "$d/images/pause.tar" envgate.test/pause:1 /bin/sleep infinity
@@ -171,7 +171,9 @@ EOF
     for img in busybox pause; do
         ctr --address "$sock" -n k8s.io images import "$d/images/$img.tar" >/dev/null
     done
-    ctr --address "$sock" -n k8s.io images tag envgate.test/busybox:1 registry.example.com/migrations:1.0 >/dev/null
+    for img in registry.example.com/migrations:1.0 registry.example.com/proxy:1.0; do
+        ctr --address "$sock" -n k8s.io images tag envgate.test/busybox:1 "$img" >/dev/null
+    done
     local t_containerd
     t_containerd=$(ms_since "$t1")
 
