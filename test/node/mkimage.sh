@@ -8,7 +8,7 @@ set -euo pipefail
 out=$1 ref=$2
 shift 2
 busybox=${BUSYBOX:-/bin/busybox}
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+[[ $(LC_ALL=C ldd "$busybox" 2>&1) == *'not a dynamic executable'* ]] ||
     { echo "mkimage.sh: $busybox is not a static busybox (Debian package busybox-static)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/envgate-mkimage.XXXXXX")

@@ -60,7 +60,7 @@ preflight() {
     for b in bridge host-local loopback; do
         [[ -x /usr/lib/cni/$b ]] || why+=("/usr/lib/cni/$b is missing (Debian package containernetworking-plugins)")
     done
-    file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
+    [[ $(LC_ALL=C ldd /bin/busybox 2>&1) == *'not a dynamic executable'* ]] ||
         why+=("/bin/busybox is not a static busybox (Debian package busybox-static): no image to run")
     case $(stat -fc %T /sys/fs/cgroup 2>/dev/null) in
     cgroup2fs) ;;
@@ -360,16 +360,16 @@ stop() {
     # sandbox could not be removed.
     local p
     while read -r p _; do
-        [[ -n $p ]] && kill -KILL "$p" 2>/dev/null || true
+        if [[ -n $p ]]; then kill -KILL "$p" 2>/dev/null || true; fi
     done < <(node_processes "$d")
     local end=$((SECONDS + 10))
     while [[ -n $(node_processes "$d") ]] && ((SECONDS < end)); do sleep 0.1; done
     # Mounts under the temp dir (rootfs overlays, shm, netns, the kubelet's root bind),
     # deepest first.
     local m
-    for m in $(awk -v d="$d" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    while read -r m; do
         umount -l "$m" 2>/dev/null || true
-    done
+    done < <(awk -v d="$d" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r)
     local cg
     for cg in $(cgroup_dirs); do
         [[ -d $cg/envgate-node-${d##*.} ]] || continue
