@@ -473,10 +473,10 @@ void FileStore::remove_torn_temps(const std::string& name) const {
 }
 
 // Arms the lock's inotify watch (once: the record's folder and the queue's, kept for
-// the next waits) and, when it was just armed, compares the stored version (so a write
-// that landed before the watch is not missed); then sleeps in poll(2) until an event
-// names the record or a waiter file (a change: the caller re-reads), `max_wait`
-// passes or a signal arrives (EINTR, or `interrupted` looked at every 200 ms).
+// the next waits; queue changes since the last read are in it), compares the stored
+// version (so a write of the record before the wait is not missed); then sleeps in poll(2) until an
+// event names the record or a waiter file (a change: the caller re-reads), `max_wait` passes or a
+// signal arrives (EINTR, or `interrupted` looked at every 200 ms).
 Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::string& version,
                                            Duration max_wait,
                                            const std::function<bool()>& interrupted) {
@@ -491,7 +491,7 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
         auto it = m_watches.find(name);
         if (it == m_watches.end()) {
             std::error_code ec;
-            fs::create_directories(queue_dir(name), ec);
+            fs::create_directory(queue_dir(name), ec);  // not the store's folder: none, unwatched
             Watch w;
             w.fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
             if (w.fd < 0) {
@@ -509,11 +509,10 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
         fd = it->second.fd;
         record_wd = it->second.record_wd;
     }
-    if (armed_now) {
-        auto current = read_record(name);
-        if (!current.is_ok() || current->version != version) {
-            return WaitEnd::changed;  // the caller re-reads (and reports a read error)
-        }
+    (void)armed_now;
+    auto current = read_record(name);  // a write that landed before this wait
+    if (!current.is_ok() || current->version != version) {
+        return WaitEnd::changed;  // the caller re-reads (and reports a read error)
     }
     for (;;) {
         pollfd p{fd, POLLIN, 0};

@@ -118,10 +118,44 @@ void LockManager::remove_dead(const std::string& name, const Decision& d) {
     }
 }
 
+// One decide-and-write, then, for acquire, what it means for our queue record: the
+// join, the number, the renewal; once we hold the lock, our record and those of the
+// waiters we took it past (seen dead) are removed. `again` (when set) says the decision
+// was one step of joining, or our record changed under us: re-read at once.
+Result<Decision> LockManager::step(const std::string& name, const Request& request,
+                                   LockRecord& record, std::string* version, bool* again) {
+    if (again != nullptr) {
+        *again = false;
+    }
+    TRY_ASSIGN(Decision d, decide_and_write(name, request, record, version));
+    if (request.op != Op::acquire) {
+        return d;
+    }
+    if (holds(d.outcome)) {
+        remove_dead(name, d);
+        if (d.queue == QueueAct::leave) {
+            Status left = m_store.remove_waiter(name, request.who.id);
+            if (!left.is_ok()) {  // we hold the lock: our leftover entry is skipped
+                m_log << "lock " << name << ": could not remove our queue entry: " << left.message()
+                      << "\n";
+            }
+        }
+        return d;
+    }
+    if (d.outcome == Outcome::refused) {
+        return d;
+    }
+    TRY_ASSIGN(bool kept, act_on_queue(name, d, record));
+    if (again != nullptr) {
+        *again = !kept || d.queue == QueueAct::join || d.queue == QueueAct::number;
+    }
+    return d;
+}
+
 Result<Decision> LockManager::apply(const std::string& name, const Request& request,
                                     LockRecord* record) {
     LockRecord scratch;
-    TRY_ASSIGN(Decision d, decide_and_write(name, request, scratch));
+    TRY_ASSIGN(Decision d, step(name, request, scratch, nullptr, nullptr));
     if (record != nullptr) {
         *record = std::move(scratch);
     }
@@ -148,23 +182,10 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
             return give_up(spec, who, AcquireEnd::cancelled, Decision{}, record, signal);
         }
         std::string version;
-        TRY_ASSIGN(Decision d, decide_and_write(spec.name, rq, record, &version));
+        bool again = false;
+        TRY_ASSIGN(Decision d, step(spec.name, rq, record, &version, &again));
         if (holds(d.outcome)) {
-            remove_dead(spec.name, d);
-            if (d.queue == QueueAct::leave) {
-                Status left = m_store.remove_waiter(spec.name, who.id);
-                if (!left.is_ok()) {  // we hold the lock: our leftover entry is skipped
-                    m_log << "lock " << spec.name
-                          << ": could not remove our queue entry: " << left.message() << "\n";
-                }
-            }
             return AcquireResult{AcquireEnd::acquired, d, record, 0};
-        }
-        if (d.outcome != Outcome::refused) {
-            TRY_ASSIGN(bool kept, act_on_queue(spec.name, d, record));
-            if (!kept) {
-                continue;  // our record changed under us: re-read
-            }
         }
         if (d.outcome == Outcome::marked_vanished) {
             m_log << "lock " << spec.name << ": " << d.message
@@ -176,7 +197,7 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
         if (d.outcome == Outcome::refused) {
             return give_up(spec, who, AcquireEnd::refused, d, record, 0);
         }
-        if (d.queue == QueueAct::join || d.queue == QueueAct::number) {
+        if (again) {
             continue;  // joining: take the number at once (no wait between the two steps)
         }
         TimePoint now = m_clock.now();

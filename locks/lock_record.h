@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gates/status.h"
@@ -45,6 +46,10 @@ struct Failure {
 // `legacy`: an entry of the previous format, kept inside the lock record by a waiter of
 // an earlier envgate (read, honoured and pruned as before; never written anew).
 struct Waiter {
+    Waiter() = default;
+    Waiter(Holder who_, TimePoint since_, TimePoint last_seen_, Duration ttl_)
+        : who(std::move(who_)), since(since_), last_seen(last_seen_), ttl(ttl_) {}
+
     Holder who;
     TimePoint since{};      // when it took its number (monotonic with `seq` per lock)
     TimePoint last_seen{};  // renewed while it waits; others judge liveness by change

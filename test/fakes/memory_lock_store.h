@@ -117,6 +117,7 @@ class MemoryLockStore : public locks::LockStore {
         for (const auto& [id, w] : m_queues[name]) {
             v.record.waiters.push_back(w);
         }
+        locks::sort_queue(v.record.waiters);
         v.token = std::to_string(m_counter);
     }
 
