@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -320,15 +321,38 @@ Result<Versioned> FileStore::read(const std::string& name) {
         return Status(Code::io, "cannot list " + dir + ": " + ec.message());
     }
     std::sort(files.begin(), files.end());
+    std::map<std::string, ParsedWaiter> parsed;
     for (const auto& file : files) {
-        auto w = read_waiter_file(dir + "/" + file, name);
-        if (!w.is_ok() && w.status().code() == Code::not_found) {
+        const std::string path = dir + "/" + file;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
             continue;  // it left while we listed
+        }
+        // Every write renames a new file in: the same inode and change time is the same
+        // entry, parsed before (waiting costs a stat per waiter, not a parse).
+        std::lock_guard lock(m_mutex);
+        auto& known = m_parsed[name];
+        auto it = known.find(file);
+        if (it != known.end() && it->second.inode == st.st_ino &&
+            it->second.ctime_ns == st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec) {
+            v.record.waiters.push_back(it->second.waiter);
+            parsed[file] = it->second;
+            continue;
+        }
+        auto w = read_waiter_file(path, name);
+        if (!w.is_ok() && w.status().code() == Code::not_found) {
+            continue;
         }
         if (!w.is_ok()) {
             return w.status();
         }
+        parsed[file] =
+            ParsedWaiter{st.st_ino, st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec, *w};
         v.record.waiters.push_back(std::move(w.value()));
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_parsed[name] = std::move(parsed);
     }
     sort_queue(v.record.waiters);
     v.token = v.version;

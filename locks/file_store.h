@@ -63,6 +63,13 @@ class FileStore : public LockStore {
     BeforeRename m_before_rename;
     std::mutex m_mutex;
     std::map<std::string, Watch> m_watches;  // lock -> its inotify watch
+    struct ParsedWaiter {
+        unsigned long long inode = 0;
+        long long ctime_ns = 0;
+        Waiter waiter;
+    };
+    // lock -> waiter file -> what it held when last read (by inode and change time)
+    std::map<std::string, std::map<std::string, ParsedWaiter>> m_parsed;
 };
 
 }  // namespace envgate::locks
