@@ -4,12 +4,14 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -114,7 +116,7 @@ Result<Versioned> decode_record_file(const std::string& text, const std::string&
         revision = j["revision"].get<std::int64_t>();
     }
     TRY_ASSIGN(LockRecord record, record_from_json(j, name));
-    return Versioned{std::move(record), std::to_string(revision)};
+    return Versioned{std::move(record), std::to_string(revision), {}};
 }
 
 // Reads a stored file: the record and its revision ("" when there is no file).
@@ -124,7 +126,7 @@ Result<Versioned> read_file(const std::string& path, const std::string& name) {
         if (errno == ENOENT) {
             LockRecord free_record;
             free_record.name = name;
-            return Versioned{free_record, ""};
+            return Versioned{free_record, "", {}};
         }
         return io_error("cannot open", path);
     }
@@ -155,8 +157,9 @@ Result<Versioned> read_file(const std::string& path, const std::string& name) {
 constexpr std::uint32_t k_record_events =
     IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
-// Reads the pending inotify events; true when one may concern `file`.
-Result<bool> drain_events(int fd, const std::string& file, const std::string& dir) {
+// Reads the pending inotify events; true when one may concern `file` (in the folder
+// watched as `record_wd`) or a waiter file (any other watch, not a dot file).
+Result<bool> drain_events(int fd, const std::string& file, int record_wd, const std::string& dir) {
     bool ours = false;
     alignas(inotify_event) char buf[4096];
     for (;;) {
@@ -174,12 +177,87 @@ Result<bool> drain_events(int fd, const std::string& file, const std::string& di
             const auto* e = reinterpret_cast<const inotify_event*>(p);
             bool self =
                 (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) != 0;
-            ours = ours || self || (e->len > 0 && file == e->name);
+            bool named = e->len > 0 && (e->wd == record_wd ? file == e->name : e->name[0] != '.');
+            ours = ours || self || named;
             p += sizeof(inotify_event) + e->len;
         }
     }
 }
 
+// A waiter's id as a file name: letters, digits, `-` and `_` as they are, every other
+// byte as %XX (so no name starts with a dot, which temp files use); a name too long
+// for the file system keeps its start and a hash of the whole.
+std::string waiter_file_name(const std::string& id) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : id) {
+        if (std::isalnum(c) || c == '-' || c == '_') {
+            out += static_cast<char>(c);
+        } else {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    if (out.size() > 200) {
+        std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+        for (unsigned char c : id) {
+            h = (h ^ c) * 1099511628211ULL;
+        }
+        char tail[24];
+        std::snprintf(tail, sizeof(tail), "~%016llx", static_cast<unsigned long long>(h));
+        out = out.substr(0, 150) + tail;
+    }
+    return out + ".json";
+}
+
+Result<std::string> read_text(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        if (errno == ENOENT) {
+            return Status(Code::not_found, path + ": no such file");
+        }
+        return io_error("cannot open", path);
+    }
+    std::string text;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return io_error("cannot read", path);
+        }
+        if (n == 0) {
+            return text;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+}
+
+// A waiter file: its entry (with the file's revision as its version). A file that is
+// not one is `invalid`, naming it: no waiter's place is guessed.
+Result<Waiter> read_waiter_file(const std::string& path, const std::string& name) {
+    TRY_ASSIGN(std::string text, read_text(path));
+    auto parsed = parse_record_text(text);
+    if (!parsed.is_ok()) {
+        return parsed.status().with_context(path + ": not a queue entry");
+    }
+    auto w = waiter_from_json(*parsed, name);
+    if (!w.is_ok()) {
+        return w.status().with_context(path + ": not a queue entry");
+    }
+    const nlohmann::json& j = *parsed;
+    if (!j.contains("revision") || !j["revision"].is_number_integer()) {
+        return Status(Code::invalid, path + ": not a queue entry: revision: expected an integer");
+    }
+    w->version = std::to_string(j["revision"].get<std::int64_t>());
+    return w;
+}
+
+constexpr std::uint32_t k_queue_events =
+    IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 }  // namespace
 
 FileStore::FileStore(std::string directory, BeforeRename before_rename)
@@ -193,9 +271,159 @@ std::string FileStore::describe() const {
     return "file store " + m_directory;
 }
 
-Result<Versioned> FileStore::read(const std::string& name) {
+FileStore::~FileStore() {
+    for (auto& [name, watch] : m_watches) {
+        ::close(watch.fd);
+    }
+}
+
+std::string FileStore::queue_dir(const std::string& name) const {
+    return m_directory + "/" + name + ".queue";
+}
+
+std::string FileStore::waiter_path(const std::string& name, const std::string& id) const {
+    return queue_dir(name) + "/" + waiter_file_name(id);
+}
+
+void FileStore::forget_events(const std::string& name) {
+    std::lock_guard lock(m_mutex);
+    auto it = m_watches.find(name);
+    if (it == m_watches.end()) {
+        return;
+    }
+    alignas(inotify_event) char buf[4096];
+    while (::read(it->second.fd, buf, sizeof(buf)) > 0) {
+    }
+}
+
+Result<Versioned> FileStore::read_record(const std::string& name) {
     TRY(check_lock_name(name));
     return read_file(record_path(name), name);
+}
+
+// The lock record, then every waiter file of its queue (sorted by name, so readers
+// agree on the order of equal keys). Events the watch holds so far are dropped first:
+// what they announce is in this read.
+Result<Versioned> FileStore::read(const std::string& name) {
+    TRY(check_lock_name(name));
+    forget_events(name);
+    TRY_ASSIGN(Versioned v, read_file(record_path(name), name));
+    const std::string dir = queue_dir(name);
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        std::string file = entry.path().filename().string();
+        if (file.front() != '.' && file.ends_with(".json")) {
+            files.push_back(file);
+        }
+    }
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+        return Status(Code::io, "cannot list " + dir + ": " + ec.message());
+    }
+    std::sort(files.begin(), files.end());
+    std::map<std::string, ParsedWaiter> parsed;
+    for (const auto& file : files) {
+        const std::string path = dir + "/" + file;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
+            continue;  // it left while we listed
+        }
+        // Every write renames a new file in: the same inode and change time is the same
+        // entry, parsed before (waiting costs a stat per waiter, not a parse).
+        std::lock_guard lock(m_mutex);
+        auto& known = m_parsed[name];
+        auto it = known.find(file);
+        if (it != known.end() && it->second.inode == st.st_ino &&
+            it->second.ctime_ns == st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec) {
+            v.record.waiters.push_back(it->second.waiter);
+            parsed[file] = it->second;
+            continue;
+        }
+        auto w = read_waiter_file(path, name);
+        if (!w.is_ok() && w.status().code() == Code::not_found) {
+            continue;
+        }
+        if (!w.is_ok()) {
+            return w.status();
+        }
+        parsed[file] =
+            ParsedWaiter{st.st_ino, st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec, *w};
+        v.record.waiters.push_back(std::move(w.value()));
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_parsed[name] = std::move(parsed);
+    }
+    sort_queue(v.record.waiters);
+    v.token = v.version;
+    return v;
+}
+
+Result<std::string> FileStore::write_waiter(const std::string& name, const Waiter& waiter,
+                                            const std::string& version) {
+    TRY(check_lock_name(name));
+    const std::string dir = queue_dir(name);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        return Status(Code::io, "cannot create " + dir + ": " + ec.message());
+    }
+    const std::string lock_path = dir + "/.lock";
+    Fd lock_fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (lock_fd.get() < 0) {
+        return io_error("cannot open", lock_path);
+    }
+    TRY(lock_exclusive(lock_fd.get(), lock_path));
+    const std::string path = waiter_path(name, waiter.who.id);
+    auto current = read_waiter_file(path, name);
+    if (!current.is_ok() && current.status().code() != Code::not_found) {
+        return current.status();
+    }
+    if (version.empty() && current.is_ok()) {
+        return Status(Code::conflict,
+                      path + ": already queued (revision " + current->version + ")");
+    }
+    if (!version.empty() && !current.is_ok()) {
+        return Status(Code::not_found, path + ": removed from the queue");
+    }
+    if (!version.empty() && current->version != version) {
+        return Status(Code::conflict, path + ": revision " + current->version +
+                                          " is stored, the write expected " + version);
+    }
+    std::int64_t revision = version.empty() ? 1 : std::stoll(version) + 1;
+    nlohmann::json j = waiter_to_json(name, waiter);
+    j["revision"] = revision;
+    const std::string text = dump_json(j, 2) + "\n";
+    std::string temp = dir + "/.tmp." + std::to_string(::getpid());
+    TempFile pending(temp);
+    {
+        Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (fd.get() < 0) {
+            return io_error("cannot create", temp);
+        }
+        TRY(write_all(fd.get(), text, temp));
+    }
+    if (::rename(temp.c_str(), path.c_str()) != 0) {
+        return io_error("cannot rename onto", path);
+    }
+    pending.renamed();
+    return std::to_string(revision);
+}
+
+Status FileStore::remove_waiter(const std::string& name, const std::string& id) {
+    TRY(check_lock_name(name));
+    const std::string dir = queue_dir(name);
+    const std::string lock_path = dir + "/.lock";
+    Fd lock_fd(::open(lock_path.c_str(), O_RDWR | O_CLOEXEC));
+    if (lock_fd.get() < 0) {
+        return errno == ENOENT ? Status::ok() : io_error("cannot open", lock_path);
+    }
+    TRY(lock_exclusive(lock_fd.get(), lock_path));
+    const std::string path = waiter_path(name, id);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+        return io_error("cannot remove", path);
+    }
+    return Status::ok();
 }
 
 Result<std::string> FileStore::write(const std::string& name, const LockRecord& record,
@@ -229,7 +457,7 @@ Status FileStore::write_locked(const std::string& name, const LockRecord& record
                                           (version.empty() ? "none" : version));
     }
     std::int64_t revision = version.empty() ? 1 : std::stoll(version) + 1;
-    nlohmann::json j = to_json(record);
+    nlohmann::json j = to_json(stored_form(record));  // own queue records live apart
     j["name"] = name;
     j["revision"] = revision;
     const std::string text = dump_json(j, 2) + "\n";  // before the temp file: nothing to undo
@@ -268,35 +496,56 @@ void FileStore::remove_torn_temps(const std::string& name) const {
     }
 }
 
-// Arms an inotify watch on the directory, then compares the stored version (so a
-// write that landed before the watch is not missed), then sleeps in poll(2) until an
-// event names the record (a change: the caller re-reads), `max_wait` passes or a
+// Arms the lock's inotify watch (once: the record's folder and the queue's, kept for
+// the next waits; queue changes since the last read are in it), compares the stored
+// version (so a write of the record before the wait is not missed); then sleeps in poll(2) until an
+// event names the record or a waiter file (a change: the caller re-reads), `max_wait` passes or a
 // signal arrives (EINTR, or `interrupted` looked at every 200 ms).
 Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::string& version,
                                            Duration max_wait,
                                            const std::function<bool()>& interrupted) {
     TRY(check_lock_name(name));
-    Fd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    if (fd.get() < 0 || ::inotify_add_watch(fd.get(), m_directory.c_str(), k_record_events) < 0) {
-        return WaitEnd::unwatched;  // no directory yet, or out of inotify watches: poll
-    }
     const std::string file = name + ".json";
     const auto end = std::chrono::steady_clock::now() + max_wait;
-    auto current = read(name);
+    int fd = -1;
+    int record_wd = -1;
+    bool armed_now = false;
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_watches.find(name);
+        if (it == m_watches.end()) {
+            std::error_code ec;
+            fs::create_directory(queue_dir(name), ec);  // not the store's folder: none, unwatched
+            Watch w;
+            w.fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+            if (w.fd < 0) {
+                return WaitEnd::unwatched;  // out of inotify instances: poll
+            }
+            w.record_wd = ::inotify_add_watch(w.fd, m_directory.c_str(), k_record_events);
+            w.queue_wd = ::inotify_add_watch(w.fd, queue_dir(name).c_str(), k_queue_events);
+            if (w.record_wd < 0 || w.queue_wd < 0) {
+                ::close(w.fd);
+                return WaitEnd::unwatched;  // no directory yet, or out of watches: poll
+            }
+            it = m_watches.emplace(name, w).first;
+            armed_now = true;
+        }
+        fd = it->second.fd;
+        record_wd = it->second.record_wd;
+    }
+    (void)armed_now;
+    auto current = read_record(name);  // a write that landed before this wait
     if (!current.is_ok() || current->version != version) {
         return WaitEnd::changed;  // the caller re-reads (and reports a read error)
     }
     for (;;) {
+        pollfd p{fd, POLLIN, 0};
         auto left =
             std::chrono::ceil<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            return WaitEnd::timed_out;
-        }
         if (interrupted && interrupted()) {
             return WaitEnd::timed_out;  // a signal that came before poll(2) could see it
         }
-        pollfd p{fd.get(), POLLIN, 0};
-        int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 200)));
+        int n = ::poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 200)));
         if (n < 0 && errno == EINTR) {
             return WaitEnd::timed_out;  // a signal: the caller looks at it
         }
@@ -304,10 +553,14 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
             return io_error("cannot poll the inotify watch of", m_directory);
         }
         if (n > 0) {
-            TRY_ASSIGN(bool ours, drain_events(fd.get(), file, m_directory));
+            std::lock_guard lock(m_mutex);
+            TRY_ASSIGN(bool ours, drain_events(fd, file, record_wd, m_directory));
             if (ours) {
                 return WaitEnd::changed;  // every write renames a new revision in
             }
+        }
+        if (left.count() <= 0) {
+            return WaitEnd::timed_out;
         }
     }
 }

@@ -193,9 +193,22 @@ json lease_from_record(const std::string& namespace_name, const LockRecord& reco
             {"metadata",
              {{"name", lease_name(record.name)},
               {"namespace", namespace_name},
-              {"labels", {{k_lock_label, "true"}, {"app.kubernetes.io/managed-by", "envgate"}}},
-              {"annotations", {{k_record_annotation, dump_json(to_json(record))}}}}},
+              {"labels",
+               {{k_lock_label, "true"},
+                {k_lock_name_label, record.name},
+                {"app.kubernetes.io/managed-by", "envgate"}}},
+              {"annotations", {{k_record_annotation, dump_json(to_json(stored_form(record)))}}}}},
             {"spec", lease_spec(record)}};
+}
+
+std::string waiter_lease_name(const std::string& lock, const std::string& id) {
+    std::uint64_t h = 1469598103934665603ULL;  // FNV-1a of the id: names are DNS subdomains
+    for (unsigned char c : id) {
+        h = (h ^ c) * 1099511628211ULL;
+    }
+    char hex[24];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+    return lease_name(lock) + "-w-" + hex;
 }
 
 Result<LockRecord> record_from_lease(const std::string& name, const json& lease) {
@@ -289,49 +302,192 @@ json KubernetesLeaseStore::base_object(const std::string& name, const std::strin
     return json::object();
 }
 
-// The Lease a watch has just delivered (wait_for_change), once, else a GET: a waiter
-// woken by a change reads what woke it without asking again.
-Result<json> KubernetesLeaseStore::fetch(const std::string& name) {
-    {
-        std::lock_guard lock(m_mutex);
-        auto it = m_delivered.find(name);
-        if (it != m_delivered.end()) {
-            json lease = std::move(it->second);
-            m_delivered.erase(it);
-            return lease;
-        }
+void KubernetesLeaseStore::known(const std::string& name, const std::string& version) {
+    std::lock_guard lock(m_mutex);
+    std::string& known = m_known[name];
+    auto v = kube::resource_version_number(version);
+    auto k = kube::resource_version_number(known);
+    if (v && (!k || *v > *k)) {
+        known = version;
     }
-    return m_api->get(lease_ref(name));
 }
 
-Result<Versioned> KubernetesLeaseStore::read(const std::string& name) {
-    TRY(check_lock_name(name));
-    auto got = fetch(name);
-    if (!got.is_ok()) {
-        if (got.status().code() == Code::not_found) {
-            remember(name, nullptr);
-            LockRecord free_record;
-            free_record.name = name;
-            return Versioned{free_record, ""};
+namespace {
+
+// A waiter's own Lease: spec mirrors it (holderIdentity, acquireTime = since,
+// renewTime = last seen, leaseDurationSeconds = its TTL); the entry is the annotation.
+json waiter_lease(const std::string& namespace_name, const std::string& lock, const Waiter& w) {
+    json spec = {{"holderIdentity", w.who.id},
+                 {"leaseDurationSeconds", std::max<std::int64_t>(1, whole_seconds(w.ttl))}};
+    if (w.since != TimePoint{}) {
+        spec["acquireTime"] = format_rfc3339_micro(w.since);
+    }
+    spec["renewTime"] = format_rfc3339_micro(w.last_seen);
+    return {{"apiVersion", "coordination.k8s.io/v1"},
+            {"kind", "Lease"},
+            {"metadata",
+             {{"name", waiter_lease_name(lock, w.who.id)},
+              {"namespace", namespace_name},
+              {"labels",
+               {{k_lock_name_label, lock},
+                {k_waiter_label, "true"},
+                {"app.kubernetes.io/managed-by", "envgate"}}},
+              {"annotations", {{k_waiter_annotation, dump_json(waiter_to_json(lock, w))}}}}},
+            {"spec", spec}};
+}
+
+bool is_waiter_lease(const json& lease) {
+    return string_field(object_field(object_field(lease, "metadata"), "labels"), k_waiter_label) ==
+           "true";
+}
+
+}  // namespace
+
+// The lock record from its Lease (absent: free), and the queue from the waiter Leases
+// (sorted by name, so readers agree on the order of equal keys).
+Result<Versioned> KubernetesLeaseStore::decode(const std::string& name,
+                                               const std::optional<json>& lease,
+                                               const kube::ObjectList& waiters) {
+    Versioned v;
+    if (!lease) {
+        remember(name, nullptr);
+        v.record.name = name;
+    } else {
+        auto record = record_from_lease(name, *lease);
+        if (!record.is_ok()) {
+            return record.status().with_context("Lease " + m_namespace + "/" + lease_name(name));
         }
+        remember(name, *lease);
+        v.record = std::move(record.value());
+        v.version = meta_string(*lease, "resourceVersion");
+    }
+    std::vector<const json*> sorted;
+    for (const json& item : waiters.items) {
+        if (is_waiter_lease(item)) {
+            sorted.push_back(&item);
+        }
+    }
+    std::sort(sorted.begin(), sorted.end(), [](const json* a, const json* b) {
+        return meta_string(*a, "name") < meta_string(*b, "name");
+    });
+    for (const json* item : sorted) {
+        const std::string where = "Lease " + m_namespace + "/" + meta_string(*item, "name");
+        const json& annotations = object_field(object_field(*item, "metadata"), "annotations");
+        std::string text = string_field(annotations, k_waiter_annotation);
+        auto parsed = parse_record_text(text);
+        if (!parsed.is_ok()) {
+            return parsed.status().with_context(where + ": annotation " + k_waiter_annotation);
+        }
+        auto w = waiter_from_json(*parsed, name);
+        if (!w.is_ok()) {
+            return w.status().with_context(where + ": annotation " + k_waiter_annotation);
+        }
+        w->version = meta_string(*item, "resourceVersion");
+        v.record.waiters.push_back(std::move(w.value()));
+    }
+    sort_queue(v.record.waiters);
+    v.token = waiters.resource_version;
+    return v;
+}
+
+Result<Versioned> KubernetesLeaseStore::read_record(const std::string& name) {
+    TRY(check_lock_name(name));
+    auto got = m_api->get(lease_ref(name));
+    if (!got.is_ok() && got.status().code() != Code::not_found) {
         return got.status().with_context("lock " + name);
     }
-    auto record = record_from_lease(name, *got);
-    if (!record.is_ok()) {
-        return record.status().with_context("Lease " + m_namespace + "/" + lease_name(name));
+    std::optional<json> lease;
+    if (got.is_ok()) {
+        lease = *got;
+        known(name, meta_string(*got, "resourceVersion"));
     }
-    remember(name, *got);
-    return Versioned{std::move(record.value()), meta_string(*got, "resourceVersion")};
+    kube::ObjectList none;
+    TRY_ASSIGN(Versioned v, decode(name, lease, none));
+    v.token = v.version;
+    return v;
+}
+
+// From the follower's cache when one runs (no request: a woken waiter reads what woke
+// it), else a GET of the lock's Lease and then a list of its waiters (a list is as new
+// as the GET or newer, so it shows every waiter numbered before that version).
+Result<Versioned> KubernetesLeaseStore::read(const std::string& name) {
+    TRY(check_lock_name(name));
+    if (auto cache = cached(name)) {
+        std::optional<json> lease = cache->first;
+        if (!lease) {  // absent, or a Lease of the previous format (not labelled yet)
+            auto got = m_api->get(lease_ref(name));
+            if (!got.is_ok() && got.status().code() != Code::not_found) {
+                return got.status().with_context("lock " + name);
+            }
+            if (got.is_ok()) {
+                lease = *got;
+            }
+        }
+        return decode(name, lease, cache->second);
+    }
+    auto got = m_api->get(lease_ref(name));
+    if (!got.is_ok() && got.status().code() != Code::not_found) {
+        return got.status().with_context("lock " + name);
+    }
+    kube::ListOptions options;
+    options.label_selector =
+        std::string(k_lock_name_label) + "=" + name + "," + k_waiter_label + "=true";
+    auto listed = m_api->list(kube::leases(m_namespace), options);
+    if (!listed.is_ok()) {
+        return listed.status().with_context("queue of lock " + name);
+    }
+    std::optional<json> lease;
+    if (got.is_ok()) {
+        lease = *got;
+    }
+    known(name, listed->resource_version);
+    return decode(name, lease, *listed);
+}
+
+Result<std::string> KubernetesLeaseStore::write_waiter(const std::string& name, const Waiter& w,
+                                                       const std::string& version) {
+    TRY(check_lock_name(name));
+    json lease = waiter_lease(m_namespace, name, w);
+    Result<json> written = json();
+    if (version.empty()) {
+        written = m_api->create(kube::leases(m_namespace), lease);
+    } else {
+        lease["metadata"]["resourceVersion"] = version;
+        written =
+            m_api->update(kube::leases(m_namespace, waiter_lease_name(name, w.who.id)), lease);
+    }
+    if (!written.is_ok()) {
+        Code code = written.status().code();
+        if (code == Code::already_exists) {
+            return Status(Code::conflict,
+                          "queue of lock " + name + ": " + written.status().message());
+        }
+        if (code == Code::not_found && version.empty()) {
+            return Status(Code::invalid,
+                          "lock " + name + ": the namespace " + m_namespace +
+                              " of the Lease store does not exist: " + written.status().message());
+        }
+        return written.status().with_context("queue of lock " + name);
+    }
+    std::string rv = meta_string(*written, "resourceVersion");
+    known(name, rv);
+    return rv;
+}
+
+Status KubernetesLeaseStore::remove_waiter(const std::string& name, const std::string& id) {
+    TRY(check_lock_name(name));
+    Status removed = m_api->remove(kube::leases(m_namespace, waiter_lease_name(name, id)),
+                                   kube::Propagation::background);
+    if (!removed.is_ok() && removed.code() != Code::not_found) {
+        return removed.with_context("queue of lock " + name);
+    }
+    return Status::ok();
 }
 
 Result<std::string> KubernetesLeaseStore::write(const std::string& name, const LockRecord& record,
                                                 const std::string& version) {
     TRY(check_lock_name(name));
-    {
-        std::lock_guard lock(m_mutex);
-        m_delivered.erase(name);  // older than what this write replaces, at best
-    }
-    LockRecord stored = record;
+    LockRecord stored = stored_form(record);
     stored.name = name;
     json base = base_object(name, version);
     std::int64_t previous_seq = -1;  // unknown: no events (we never saw what was there)
@@ -366,6 +522,7 @@ Result<std::string> KubernetesLeaseStore::write(const std::string& name, const L
         return written.status().with_context("lock " + name);
     }
     remember(name, *written);
+    known(name, meta_string(*written, "resourceVersion"));
     if (previous_seq >= 0) {
         post_events(name, stored, previous_seq, *written);
     }

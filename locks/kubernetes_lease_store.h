@@ -4,9 +4,12 @@
 // record (same JSON as the file store) sits in the annotation envgate.dev/record.
 // version = metadata.resourceVersion; every write is a create (409 AlreadyExists)
 // or a PUT carrying the version read (409 Conflict), both Code::conflict. Each new
-// history entry is also posted as a core v1 Event on the Lease, best effort. A
-// waiter blocks in wait_for_change on one long-lived watch of its Lease per process
-// (a thread per lock, started by the first wait from the version it read).
+// history entry is also posted as a core v1 Event on the Lease, best effort. The
+// queue: a Lease per waiter, `envgate-<lock>-w-<hash of its id>`, labelled
+// envgate.dev/lock-name=<lock> like the lock's own Lease, renewed by its waiter alone.
+// A waiter blocks in wait_for_change on one long-lived list+watch of that label per
+// process (a thread per lock, started by the first wait), and reads the lock and its
+// queue from what the watch delivered.
 #pragma once
 
 #include <condition_variable>
@@ -27,18 +30,24 @@ namespace envgate::locks {
 inline constexpr const char* k_lease_prefix = "envgate-";
 inline constexpr const char* k_lock_label = "envgate.dev/lock";
 inline constexpr const char* k_record_annotation = "envgate.dev/record";
+inline constexpr const char* k_lock_name_label = "envgate.dev/lock-name";
+inline constexpr const char* k_waiter_label = "envgate.dev/waiter";
+inline constexpr const char* k_waiter_annotation = "envgate.dev/waiter";
 
-// One long-lived watch of one Lease, shared with the thread that runs it.
+// One long-lived list+watch of the Leases of one lock (its own and its waiters'),
+// shared with the thread that runs it: a cache of them, as client-go's informer keeps.
 struct LeaseFollower {
     std::mutex mutex;
     std::condition_variable cv;
-    std::string resume;                   // where the next watch starts (events and bookmarks)
-    std::string version;                  // of the newest Lease event delivered ("" before any)
-    std::optional<nlohmann::json> lease;  // that Lease; nullopt after DELETED
-    bool ended = false;                   // the thread stopped: `status` says why
+    std::string resume;                            // where the next watch starts ("": list first)
+    std::string position;                          // the newest resourceVersion delivered
+    std::map<std::string, nlohmann::json> leases;  // by name, as of `position`
+    bool synced = false;                           // listed at least once
+    bool ended = false;                            // the thread stopped: `status` says why
     Status status;
     bool stopping = false;
     int watches = 0;
+    int lists = 0;
     std::thread thread;
 };
 
@@ -51,8 +60,12 @@ class KubernetesLeaseStore : public LockStore {
     KubernetesLeaseStore& operator=(const KubernetesLeaseStore&) = delete;
 
     Result<Versioned> read(const std::string& name) override;
+    Result<Versioned> read_record(const std::string& name) override;
     Result<std::string> write(const std::string& name, const LockRecord& record,
                               const std::string& version) override;
+    Result<std::string> write_waiter(const std::string& name, const Waiter& waiter,
+                                     const std::string& version) override;
+    Status remove_waiter(const std::string& name, const std::string& id) override;
     Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
                                     Duration max_wait,
                                     const std::function<bool()>& interrupted) override;
@@ -64,12 +77,15 @@ class KubernetesLeaseStore : public LockStore {
 
   private:
     kube::ResourceRef lease_ref(const std::string& name) const;
-    Result<nlohmann::json> fetch(const std::string& name);
-    LeaseFollower& follower(const std::string& name, const std::string& version);
+    LeaseFollower& follower(const std::string& name);
     void follow(LeaseFollower& f, const std::string& name);
-    Result<WaitEnd> end_of_wait(const std::string& name, const std::string& version,
-                                const Status& watched,
-                                const std::optional<kube::WatchEvent>& event);
+    // The lock's Lease and its waiters' as the follower has them, once it has caught up
+    // with what this process wrote or read; nullopt when there is no live follower.
+    std::optional<std::pair<std::optional<nlohmann::json>, kube::ObjectList>> cached(
+        const std::string& name);
+    Result<Versioned> decode(const std::string& name, const std::optional<nlohmann::json>& lease,
+                             const kube::ObjectList& waiters);
+    void known(const std::string& name, const std::string& version);
     // The object a write starts from: the one last seen at `version` (keeping
     // labels and annotations others added), else a bare Lease.
     nlohmann::json base_object(const std::string& name, const std::string& version);
@@ -80,14 +96,16 @@ class KubernetesLeaseStore : public LockStore {
     std::shared_ptr<kube::KubeApi> m_api;
     std::string m_namespace;
     std::mutex m_mutex;
-    std::map<std::string, nlohmann::json> m_seen;       // lock -> Lease last read or written
-    std::map<std::string, nlohmann::json> m_delivered;  // lock -> Lease a watch delivered
+    std::map<std::string, nlohmann::json> m_seen;  // lock -> Lease last read or written
+    std::map<std::string, std::string> m_known;    // lock -> newest version we wrote or read
     // lock -> its watch; only the thread that calls wait_for_change touches the map.
     std::map<std::string, std::unique_ptr<LeaseFollower>> m_followers;
 };
 
 // The name of the Lease that stores lock `lock`: "envgate-<lock>".
 std::string lease_name(const std::string& lock);
+// The name of the Lease of waiter `id` in the queue of `lock`.
+std::string waiter_lease_name(const std::string& lock, const std::string& id);
 // The Lease that stores `record` (without metadata.resourceVersion).
 nlohmann::json lease_from_record(const std::string& namespace_name, const LockRecord& record);
 // The record a Lease holds: the annotation, with the mirrored spec times, duration

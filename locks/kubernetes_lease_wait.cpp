@@ -1,8 +1,8 @@
-// KubernetesLeaseStore::wait_for_change: a waiter blocks on one long-lived watch of its
-// Lease (a LeaseFollower per lock, started by the first wait, resumed from the last
-// resourceVersion when the server ends it, each watch asking 5-10 min as client-go's
-// reflector does) instead of re-reading it or opening a watch per wait; the Lease the
-// watch delivered serves the next read.
+// KubernetesLeaseStore::wait_for_change: a waiter blocks on one long-lived list+watch of
+// its lock's Leases (the lock's own and its waiters', a LeaseFollower per lock, started
+// by the first wait, resumed from the last resourceVersion when the server ends it,
+// each watch asking 5-10 min as client-go's reflector does) instead of re-reading them
+// or opening a watch per wait; what the watch delivered serves the next read.
 #include <condition_variable>
 
 #include "locks/kubernetes_lease_store.h"
@@ -10,6 +10,18 @@
 
 namespace envgate::locks {
 namespace {
+
+using nlohmann::json;
+
+std::string meta_string(const json& object, const char* key) {
+    const json* meta =
+        object.is_object() && object.contains("metadata") ? &object["metadata"] : nullptr;
+    if (meta == nullptr || !meta->is_object() || !meta->contains(key) ||
+        !(*meta)[key].is_string()) {
+        return {};
+    }
+    return (*meta)[key].get<std::string>();
+}
 
 // Whether `delivered` is a later version than `known` (what the waiter read or wrote).
 // The API server's resourceVersions are etcd revisions; others are only compared equal.
@@ -49,22 +61,48 @@ int KubernetesLeaseStore::watches_opened() const {
     return total;
 }
 
-// Watches the Lease from `version` until stopped, a 410 Gone (the waiter re-reads and
-// the next wait starts afresh) or an error; a normal end of a watch resumes it.
+// Lists the Leases of lock `name` (its own and its waiters', by the label
+// envgate.dev/lock-name), then watches them from the list's resourceVersion until
+// stopped or an error; a normal end of a watch resumes it, a 410 Gone lists again.
 void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
     kube::Random random;
     Status end;
+    const std::string selector = std::string(k_lock_name_label) + "=" + name;
     for (;;) {
-        kube::WatchOptions options;
-        options.field_selector = "metadata.name=" + lease_name(name);
-        options.allow_bookmarks = true;
-        options.timeout_seconds = static_cast<int>(300 + 300 * random.uniform());
+        std::string resume;
         {
             std::lock_guard lock(f.mutex);
             if (f.stopping) {
                 break;
             }
-            options.resource_version = f.resume;  // empty: the Lease, if any, comes as ADDED
+            resume = f.resume;
+        }
+        if (resume.empty()) {
+            kube::ListOptions list_options;
+            list_options.label_selector = selector;
+            auto listed = m_api->list(kube::leases(m_namespace), list_options);
+            if (!listed.is_ok()) {
+                end = listed.status();
+                break;
+            }
+            std::lock_guard lock(f.mutex);
+            ++f.lists;
+            f.leases.clear();
+            for (const auto& item : listed->items) {
+                f.leases[meta_string(item, "name")] = item;
+            }
+            f.resume = f.position = listed->resource_version;
+            f.synced = true;
+            f.cv.notify_all();
+            resume = f.resume;
+        }
+        kube::WatchOptions options;
+        options.label_selector = selector;
+        options.allow_bookmarks = true;
+        options.timeout_seconds = static_cast<int>(300 + 300 * random.uniform());
+        options.resource_version = resume;
+        {
+            std::lock_guard lock(f.mutex);
             ++f.watches;
         }
         int delivered = 0;
@@ -73,16 +111,21 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
             ++delivered;
             std::string rv = kube::resource_version_of(e.object);
             if (!rv.empty()) {
-                f.resume = rv;
+                f.resume = f.position = rv;
             }
-            if (e.type != kube::EventType::bookmark) {
-                f.version = rv;
-                f.lease =
-                    e.type == kube::EventType::deleted ? std::nullopt : std::optional(e.object);
-                f.cv.notify_all();
+            if (e.type == kube::EventType::deleted) {
+                f.leases.erase(meta_string(e.object, "name"));
+            } else if (e.type != kube::EventType::bookmark) {
+                f.leases[meta_string(e.object, "name")] = e.object;
             }
+            f.cv.notify_all();
             return f.stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
         });
+        if (end.code() == Code::gone) {
+            std::lock_guard lock(f.mutex);
+            f.resume.clear();  // compacted: list again
+            continue;
+        }
         if (!end.is_ok()) {
             break;
         }
@@ -97,7 +140,7 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
     f.cv.notify_all();
 }
 
-LeaseFollower& KubernetesLeaseStore::follower(const std::string& name, const std::string& version) {
+LeaseFollower& KubernetesLeaseStore::follower(const std::string& name) {
     auto& slot = m_followers[name];
     if (slot) {
         std::unique_lock lock(slot->mutex);
@@ -108,63 +151,73 @@ LeaseFollower& KubernetesLeaseStore::follower(const std::string& name, const std
         slot->thread.join();
     }
     slot = std::make_unique<LeaseFollower>();
-    slot->resume = version;
     LeaseFollower* f = slot.get();
     slot->thread = std::thread([this, f, name] { follow(*f, name); });
     return *slot;
 }
 
-// Waits until the follower delivers a Lease newer than `version`, `max_wait` passes,
-// or `interrupted` says so (looked at every 100 ms: a signal does not wake a wait).
+// What the follower of `name` holds, once it has listed and caught up with the newest
+// version this process wrote or read (at most 2 s, else nullopt: the caller asks).
+std::optional<std::pair<std::optional<json>, kube::ObjectList>> KubernetesLeaseStore::cached(
+    const std::string& name) {
+    auto it = m_followers.find(name);
+    if (it == m_followers.end()) {
+        return std::nullopt;
+    }
+    std::string floor;
+    {
+        std::lock_guard lock(m_mutex);
+        floor = m_known[name];
+    }
+    LeaseFollower& f = *it->second;
+    std::unique_lock lock(f.mutex);
+    auto caught_up = [&] {
+        return f.ended || (f.synced && (floor.empty() || !newer(floor, f.position)));
+    };
+    if (!f.cv.wait_for(lock, std::chrono::seconds(2), caught_up) || f.ended) {
+        return std::nullopt;
+    }
+    std::optional<json> lease;
+    kube::ObjectList waiters;
+    for (const auto& [lease_name_, object] : f.leases) {
+        if (lease_name_ == lease_name(name)) {
+            lease = object;
+        } else {
+            waiters.items.push_back(object);
+        }
+    }
+    waiters.resource_version = f.position;
+    return std::pair{lease, waiters};
+}
+
+// Waits until the follower delivers something newer than `version`, `max_wait`
+// passes, or `interrupted` says so (looked at every 100 ms: a signal does not wake a
+// wait).
 Result<WaitEnd> KubernetesLeaseStore::wait_for_change(const std::string& name,
                                                       const std::string& version, Duration max_wait,
                                                       const std::function<bool()>& interrupted) {
     TRY(check_lock_name(name));
-    LeaseFollower& f = follower(name, version);
+    LeaseFollower& f = follower(name);
     const auto until = std::chrono::steady_clock::now() + max_wait;
     std::unique_lock lock(f.mutex);
-    while (!f.ended && !(!f.version.empty() && newer(f.version, version))) {
+    auto changed = [&] {
+        return f.synced && !f.position.empty() && (version.empty() || newer(f.position, version));
+    };
+    while (!f.ended && !changed()) {
         if (std::chrono::steady_clock::now() >= until || (interrupted && interrupted())) {
-            lock.unlock();
-            return end_of_wait(name, version, Status::ok(), std::nullopt);
+            return WaitEnd::timed_out;
         }
         f.cv.wait_for(lock, std::chrono::milliseconds(100));
     }
-    if (!f.version.empty() && newer(f.version, version)) {
-        std::optional<kube::WatchEvent> event =
-            kube::WatchEvent{f.lease ? kube::EventType::modified : kube::EventType::deleted,
-                             f.lease.value_or(nlohmann::json::object())};
-        lock.unlock();
-        return end_of_wait(name, version, Status::ok(), event);
+    if (changed()) {
+        return WaitEnd::changed;
     }
     Status status = f.status;
     lock.unlock();
-    return end_of_wait(name, version, status, std::nullopt);
-}
-
-Result<WaitEnd> KubernetesLeaseStore::end_of_wait(const std::string& name,
-                                                  const std::string& version, const Status& watched,
-                                                  const std::optional<kube::WatchEvent>& event) {
-    std::lock_guard lock(m_mutex);
-    if (event) {
-        if (event->type != kube::EventType::deleted) {
-            m_delivered[name] = event->object;
-        }
+    if (status.code() == Code::gone || status.is_ok()) {
         return WaitEnd::changed;
     }
-    if (watched.code() == Code::gone) {
-        return WaitEnd::changed;  // our version was compacted away: re-read
-    }
-    if (!watched.is_ok()) {
-        return watched.with_context("lock " + name);
-    }
-    // Nothing newer than what we know arrived: the Lease is still the one we know,
-    // so the next read needs no GET.
-    auto it = m_seen.find(name);
-    if (it != m_seen.end() && kube::resource_version_of(it->second) == version) {
-        m_delivered[name] = it->second;
-    }
-    return WaitEnd::timed_out;
+    return status.with_context("lock " + name);
 }
 
 }  // namespace envgate::locks

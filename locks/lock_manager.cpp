@@ -45,7 +45,10 @@ LockManager::LockManager(LockStore& store, Clock& clock, std::ostream& log,
 Result<Decision> LockManager::decide_and_write(const std::string& name, const Request& request,
                                                LockRecord& record, std::string* version) {
     for (int attempt = 0; attempt < m_options.max_conflicts; ++attempt) {
-        TRY_ASSIGN(Versioned current, m_store.read(name));
+        // Only acquire decides by the queue; the holder's operations and unlock read the
+        // lock record alone.
+        TRY_ASSIGN(Versioned current,
+                   request.op == Op::acquire ? m_store.read(name) : m_store.read_record(name));
         TimePoint now = m_clock.now();
         Observations& seen = m_seen[name];
         seen = observe(seen, current.record, now);
@@ -53,7 +56,7 @@ Result<Decision> LockManager::decide_and_write(const std::string& name, const Re
         if (!d.write) {
             record = current.record;
             if (version != nullptr) {
-                *version = current.version;
+                *version = current.token.empty() ? current.version : current.token;
             }
             return d;
         }
@@ -74,10 +77,85 @@ Result<Decision> LockManager::decide_and_write(const std::string& name, const Re
                                        " conflicting writes in a row");
 }
 
+// Acts on the decision's queue part, after its lock write (if any) succeeded. Returns
+// false when our record changed under us (a conflict, or it was removed as dead): the
+// caller re-reads and re-decides.
+Result<bool> LockManager::act_on_queue(const std::string& name, const Decision& d,
+                                       LockRecord& record) {
+    if (d.queue == QueueAct::none || d.queue == QueueAct::leave) {
+        return true;  // leaving comes with holding or giving up: acquire() does it
+    }
+    Waiter entry = d.entry;
+    auto written = m_store.write_waiter(name, entry,
+                                        d.queue == QueueAct::join ? std::string() : entry.version);
+    if (!written.is_ok()) {
+        Code code = written.status().code();
+        if (code == Code::conflict || code == Code::not_found) {
+            return false;
+        }
+        return written.status().with_context("lock " + name + ": queue entry");
+    }
+    entry.version = *written;
+    for (auto& w : record.waiters) {
+        if (w.who.id == entry.who.id && !w.legacy) {
+            w = entry;
+            return true;
+        }
+    }
+    record.waiters.push_back(entry);
+    return true;
+}
+
+// Removes the records of waiters seen dead, that the lock was taken past (best effort:
+// a record left behind is skipped again by the next reader).
+void LockManager::remove_dead(const std::string& name, const Decision& d) {
+    for (const std::string& id : d.dead) {
+        Status removed = m_store.remove_waiter(name, id);
+        if (!removed.is_ok()) {
+            m_log << "lock " << name << ": could not remove the queue entry of " << id
+                  << ", seen dead: " << removed.message() << "\n";
+        }
+    }
+}
+
+// One decide-and-write, then, for acquire, what it means for our queue record: the
+// join, the number, the renewal; once we hold the lock, our record and those of the
+// waiters we took it past (seen dead) are removed. `again` (when set) says the decision
+// was one step of joining, or our record changed under us: re-read at once.
+Result<Decision> LockManager::step(const std::string& name, const Request& request,
+                                   LockRecord& record, std::string* version, bool* again) {
+    if (again != nullptr) {
+        *again = false;
+    }
+    TRY_ASSIGN(Decision d, decide_and_write(name, request, record, version));
+    if (request.op != Op::acquire) {
+        return d;
+    }
+    if (holds(d.outcome)) {
+        remove_dead(name, d);
+        if (d.queue == QueueAct::leave) {
+            Status left = m_store.remove_waiter(name, request.who.id);
+            if (!left.is_ok()) {  // we hold the lock: our leftover entry is skipped
+                m_log << "lock " << name << ": could not remove our queue entry: " << left.message()
+                      << "\n";
+            }
+        }
+        return d;
+    }
+    if (d.outcome == Outcome::refused) {
+        return d;
+    }
+    TRY_ASSIGN(bool kept, act_on_queue(name, d, record));
+    if (again != nullptr) {
+        *again = !kept || d.queue == QueueAct::join || d.queue == QueueAct::number;
+    }
+    return d;
+}
+
 Result<Decision> LockManager::apply(const std::string& name, const Request& request,
                                     LockRecord* record) {
     LockRecord scratch;
-    TRY_ASSIGN(Decision d, decide_and_write(name, request, scratch));
+    TRY_ASSIGN(Decision d, step(name, request, scratch, nullptr, nullptr));
     if (record != nullptr) {
         *record = std::move(scratch);
     }
@@ -104,7 +182,8 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
             return give_up(spec, who, AcquireEnd::cancelled, Decision{}, record, signal);
         }
         std::string version;
-        TRY_ASSIGN(Decision d, decide_and_write(spec.name, rq, record, &version));
+        bool again = false;
+        TRY_ASSIGN(Decision d, step(spec.name, rq, record, &version, &again));
         if (holds(d.outcome)) {
             return AcquireResult{AcquireEnd::acquired, d, record, 0};
         }
@@ -117,6 +196,9 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
         }
         if (d.outcome == Outcome::refused) {
             return give_up(spec, who, AcquireEnd::refused, d, record, 0);
+        }
+        if (again) {
+            continue;  // joining: take the number at once (no wait between the two steps)
         }
         TimePoint now = m_clock.now();
         if (now >= deadline) {
@@ -149,7 +231,7 @@ TimePoint LockManager::next_due(const LockSpec& spec, const LockRecord& r, const
     }
     for (const Waiter& w : r.waiters) {
         if (w.who.id == who.id) {
-            due = ahead(w.last_seen + w.ttl / 3, now, due);
+            due = ahead(w.last_seen + w.ttl / 3, now, due);  // our renewal
         } else if (auto at = seen_at(waiter_seen(w.who.id))) {
             due = ahead(*at + w.ttl, now, due);
         }
@@ -207,14 +289,22 @@ void LockManager::report_wait(const LockSpec& spec, const Decision& d, const Loc
 AcquireResult LockManager::give_up(const LockSpec& spec, const Holder& who, AcquireEnd end,
                                    const Decision& d, const LockRecord& r, int signal) {
     TimePoint now = m_clock.now();
+    if (end == AcquireEnd::refused && d.queue == QueueAct::leave) {
+        Status removed = m_store.remove_waiter(spec.name, who.id);  // superseded
+        if (!removed.is_ok()) {
+            m_log << "lock " << spec.name << ": could not leave the queue: " << removed.message()
+                  << "\n";
+        }
+    }
     if (end == AcquireEnd::timed_out || end == AcquireEnd::cancelled) {
         Request leave;
         leave.op = Op::leave_queue;
         leave.who = who;
-        auto left = apply(spec.name, leave);
-        if (!left.is_ok()) {
-            m_log << "lock " << spec.name
-                  << ": could not leave the queue: " << left.status().message() << "\n";
+        auto left = apply(spec.name, leave);  // a legacy entry of ours, if any
+        Status removed = m_store.remove_waiter(spec.name, who.id);
+        if (!left.is_ok() || !removed.is_ok()) {
+            m_log << "lock " << spec.name << ": could not leave the queue: "
+                  << (left.is_ok() ? removed.message() : left.status().message()) << "\n";
         }
     }
     if (end == AcquireEnd::timed_out) {

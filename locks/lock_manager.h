@@ -78,6 +78,10 @@ class LockManager {
                        TimePoint deadline);
     void report_wait(const LockSpec& spec, const Decision& d, const LockRecord& r,
                      TimePoint started);
+    Result<Decision> step(const std::string& name, const Request& request, LockRecord& record,
+                          std::string* version, bool* again);
+    Result<bool> act_on_queue(const std::string& name, const Decision& d, LockRecord& record);
+    void remove_dead(const std::string& name, const Decision& d);
     AcquireResult give_up(const LockSpec& spec, const Holder& who, AcquireEnd end,
                           const Decision& d, const LockRecord& r, int signal);
 

@@ -1,6 +1,7 @@
 #include "locks/lock_record.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "gates/dns_label.h"
 
@@ -36,6 +37,23 @@ bool LockRecord::remove_waiter(const std::string& id) {
     bool found = it != waiters.end();
     waiters.erase(it, waiters.end());
     return found;
+}
+
+LockRecord stored_form(const LockRecord& record) {
+    LockRecord stored = record;
+    std::erase_if(stored.waiters, [](const Waiter& w) { return !w.legacy; });
+    return stored;
+}
+
+void sort_queue(std::vector<Waiter>& waiters) {
+    auto rank = [](const Waiter& w) {
+        return std::tuple(w.legacy      ? 0
+                          : w.joining() ? 2
+                                        : 1,
+                          w.legacy ? 0 : w.seq, w.since, w.who.id);
+    };
+    std::stable_sort(waiters.begin(), waiters.end(),
+                     [&](const Waiter& a, const Waiter& b) { return rank(a) < rank(b); });
 }
 
 const char* state_name(LockState state) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gates/status.h"
@@ -39,11 +40,25 @@ struct Failure {
     TimePoint at{};
 };
 
+// One place in a lock's queue. Each waiter keeps its place in a record of its own (a
+// Lease, a file beside the lock's), renewed by that waiter alone; its number `seq` is
+// taken once, by one compare-and-swap of the lock record (`queue_seq`), and orders it.
+// `legacy`: an entry of the previous format, kept inside the lock record by a waiter of
+// an earlier envgate (read, honoured and pruned as before; never written anew).
 struct Waiter {
+    Waiter() = default;
+    Waiter(Holder who_, TimePoint since_, TimePoint last_seen_, Duration ttl_)
+        : who(std::move(who_)), since(since_), last_seen(last_seen_), ttl(ttl_) {}
+
     Holder who;
-    TimePoint since{};      // when it joined the queue (its own clock)
-    TimePoint last_seen{};  // refreshed while it waits; others judge liveness by change
+    TimePoint since{};      // when it took its number (monotonic with `seq` per lock)
+    TimePoint last_seen{};  // renewed while it waits; others judge liveness by change
     Duration ttl{};         // no change seen for this long: it is gone
+    std::int64_t seq = 0;   // its number; 0 while joining (or a legacy entry)
+    bool legacy = false;
+    std::string version;  // of its own record (the store's token; not part of the JSON)
+
+    bool joining() const { return !legacy && seq == 0; }
 };
 
 // One audit entry. `seq` counts every transition the lock ever made, so a gap in
@@ -71,7 +86,11 @@ struct LockRecord {
     std::int64_t lease_transitions = 0;
     std::string step;
     std::optional<Failure> failure;  // set while failed
+    // The queue as read: every waiter's own record, plus legacy entries. Only legacy
+    // entries are stored inside the lock record; stores write the others apart.
     std::vector<Waiter> waiters;
+    std::int64_t queue_seq = 0;       // the last number handed to a waiter
+    TimePoint queue_since{};          // the `since` that went with it
     std::vector<Transition> history;  // oldest first, at most k_history_limit
     std::vector<Transition> unlocks;  // every unlock, oldest first, at most k_unlock_limit
 
@@ -83,6 +102,14 @@ struct LockRecord {
     // Removes `id` from the queue; returns whether it was there.
     bool remove_waiter(const std::string& id);
 };
+
+// What a store keeps of `record` in the lock's own record: everything but the waiters
+// that live in records of their own (legacy entries stay).
+LockRecord stored_form(const LockRecord& record);
+
+// Puts a queue as read in the order people read it: legacy entries (by `since`), then
+// numbered waiters by number, then those still joining; stores call it on every read.
+void sort_queue(std::vector<Waiter>& waiters);
 
 const char* state_name(LockState state);
 std::optional<LockState> parse_state(const std::string& text);

@@ -23,18 +23,29 @@ enum class WaitEnd {
 };
 
 // A record and the opaque token that identifies the stored version it came from.
-// An empty version means "no record stored yet" (the lock is free).
+// An empty version means "no record stored yet" (the lock is free). `token` marks
+// the point the whole read (lock record and queue) was taken at: wait_for_change
+// from it wakes on any later change of either.
 struct Versioned {
     LockRecord record;
     std::string version;
+    std::string token;
 };
 
 class LockStore {
   public:
     virtual ~LockStore() = default;
 
-    // Reads lock `name`. A lock never written reads as free with an empty version.
+    // Reads lock `name` and its queue: record.waiters holds every waiter's own record
+    // (with its version) and the legacy entries of the lock record. A lock never
+    // written reads as free with an empty version. A read from which a waiter decides
+    // to take the lock shows at least every waiter that took its number before the
+    // lock record's version it returns.
     virtual Result<Versioned> read(const std::string& name) = 0;
+
+    // Reads the lock record alone (legacy queue entries included, own records not):
+    // what the holder's operations and unlock need.
+    virtual Result<Versioned> read_record(const std::string& name) { return read(name); }
 
     // Stores `record` as lock `name` if the stored version is still `version`
     // (empty: only if none is stored). Returns the new version, or a Status with
@@ -42,7 +53,17 @@ class LockStore {
     virtual Result<std::string> write(const std::string& name, const LockRecord& record,
                                       const std::string& version) = 0;
 
-    // Blocks until lock `name` is no longer at `version` (empty: none stored), at most
+    // The queue. Writes `waiter` as its own record in the queue of lock `name`: creates
+    // it (`version` empty; Code::conflict when one exists) or replaces the version read
+    // (Code::conflict when it changed, Code::not_found when it was removed). Returns
+    // the new version. Only the waiter writes its own record.
+    virtual Result<std::string> write_waiter(const std::string& name, const Waiter& waiter,
+                                             const std::string& version) = 0;
+    // Removes the record of waiter `id` (absent: nothing to do).
+    virtual Status remove_waiter(const std::string& name, const std::string& id) = 0;
+
+    // Blocks until lock `name` or its queue changed since `version` (a Versioned's
+    // token, or the version of a write made since; empty: none stored), at most
     // `max_wait` (real time), and says how it ended. A store that cannot watch says
     // WaitEnd::unwatched at once. Ends early, as timed_out, soon after `interrupted`
     // (when set) returns true, or a signal arrives. Callers re-read, and decide by what

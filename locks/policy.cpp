@@ -3,6 +3,7 @@
 #include "locks/policy_detail.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -51,40 +52,71 @@ Duration unchanged_since(const Observations& seen, const std::string& key, TimeP
     return it == seen.end() ? Duration::zero() : now - it->second.observed_at;
 }
 
-// Ordering key: pipeline creation time when known, else arrival; then pipeline id, id.
-using Key = std::tuple<TimePoint, std::int64_t, std::string>;
-Key key_of(const Holder& h, TimePoint arrival) {
-    return {h.created_at.value_or(arrival), h.pipeline_id.value_or(0), h.id};
+// Ordering key: pipeline creation time when known, else when the waiter took its
+// number; then pipeline id, the number, the id. Numbers are handed out by the lock
+// record with `since` strictly increasing, so among waiters outside CI the key is the
+// order of the numbers, the same for every reader whatever its clock.
+using Key = std::tuple<TimePoint, std::int64_t, std::int64_t, std::string>;
+Key key_of(const Waiter& w) {
+    return {w.who.created_at.value_or(w.since), w.who.pipeline_id.value_or(0), w.seq, w.who.id};
+}
+Key holder_key(const Holder& h, TimePoint acquired) {
+    return {h.created_at.value_or(acquired), h.pipeline_id.value_or(0), 0, h.id};
 }
 
+// The requester's key: its entry's when it has a number, else a newcomer's (arrives now,
+// after every number handed out).
 Key my_key(const LockRecord& r, const Request& rq, TimePoint now) {
     const Waiter* w = r.find_waiter(rq.who.id);
-    return key_of(rq.who, w ? w->since : now);
+    if (w != nullptr && !w->joining()) {
+        return key_of(*w);
+    }
+    return {rq.who.created_at.value_or(now), rq.who.pipeline_id.value_or(0),
+            std::numeric_limits<std::int64_t>::max(), rq.who.id};
 }
 
-// Drops queue entries whose last-seen stamp we saw unchanged for their TTL.
+// Skips queue entries whose last-seen stamp we saw unchanged for their TTL: legacy
+// entries leave the lock record (the write stores that), own records are named in
+// `dead` for the next holder to remove. Our own entry is never judged here.
 bool prune_dead_waiters(LockRecord& r, const std::string& self, TimePoint now,
-                        const Observations& seen) {
-    auto dead = [&](const Waiter& w) {
-        return w.who.id != self && unchanged_for(seen, waiter_key(w.who.id), w.ttl, now);
+                        const Observations& seen, std::vector<std::string>& dead) {
+    bool changed = false;
+    auto gone = [&](const Waiter& w) {
+        if (w.who.id == self || !unchanged_for(seen, waiter_key(w.who.id), w.ttl, now)) {
+            return false;
+        }
+        if (w.legacy) {
+            changed = true;
+        } else {
+            dead.push_back(w.who.id);
+        }
+        return true;
     };
-    auto it = std::remove_if(r.waiters.begin(), r.waiters.end(), dead);
-    bool changed = it != r.waiters.end();
-    r.waiters.erase(it, r.waiters.end());
+    std::erase_if(r.waiters, gone);
     return changed;
 }
 
-// True when no live waiter goes before the requester under `rq.order`.
+// True when no live waiter goes before the requester under `rq.order`. A waiter that is
+// joining (no number yet) holds everyone back: its number may come before ours. The
+// holder's own leftover entry does not count.
 bool first_in_line(const LockRecord& r, const Request& rq, TimePoint now) {
     if (rq.order == QueueOrder::unordered) {
         return true;
     }
+    const Waiter* me = r.find_waiter(rq.who.id);
+    bool numbered = me != nullptr && !me->joining();
     Key mine = my_key(r, rq, now);
     for (const auto& w : r.waiters) {
-        if (w.who.id == rq.who.id) {
+        if (w.who.id == rq.who.id || r.held_by(w.who.id)) {
             continue;
         }
-        Key theirs = key_of(w.who, w.since);
+        if (w.joining()) {
+            return false;
+        }
+        if (rq.order == QueueOrder::oldest_first && !numbered && !rq.who.created_at) {
+            return false;  // outside CI arrival orders: every queued waiter came first
+        }
+        Key theirs = key_of(w);
         if (rq.order == QueueOrder::oldest_first ? theirs < mine : theirs > mine) {
             return false;
         }
@@ -95,8 +127,13 @@ bool first_in_line(const LockRecord& r, const Request& rq, TimePoint now) {
 void set_position(Decision& d, const LockRecord& r, const Request& rq) {
     std::vector<std::pair<Key, std::string>> keys;
     for (const auto& w : r.waiters) {
-        Key k =
-            rq.order == QueueOrder::unordered ? Key{w.since, 0, w.who.id} : key_of(w.who, w.since);
+        if (r.held_by(w.who.id)) {
+            continue;
+        }
+        Key k = rq.order == QueueOrder::unordered ? Key{w.since, 0, w.seq, w.who.id} : key_of(w);
+        if (w.joining()) {
+            std::get<2>(k) = std::numeric_limits<std::int64_t>::max();
+        }
         keys.emplace_back(k, w.who.id);
     }
     std::sort(keys.begin(), keys.end());
@@ -111,26 +148,55 @@ void set_position(Decision& d, const LockRecord& r, const Request& rq) {
     }
 }
 
-// Adds the requester to the queue, or refreshes its entry when a third of its TTL
-// has passed; `dirty` says the record already changed (dead waiters pruned).
+// Keeps the requester's place: joins (a record of its own without a number), takes a
+// number by the lock record's compare-and-swap, or renews its record when a third of
+// its TTL has passed; `dirty` says the record already changed (legacy entries pruned).
 Decision wait_in_queue(LockRecord next, const Request& rq, TimePoint now, bool dirty,
                        Refusal if_no_wait, const std::string& why) {
     if (rq.wait == Wait::no) {
         return refuse(if_no_wait, why);
     }
-    auto it = std::find_if(next.waiters.begin(), next.waiters.end(),
-                           [&](const Waiter& w) { return w.who.id == rq.who.id; });
-    if (it == next.waiters.end()) {
-        next.waiters.push_back({rq.who, now, now, rq.waiter_ttl});
-        dirty = true;
-    } else if (now - it->last_seen >= it->ttl / 3) {
-        it->last_seen = now;
-        it->ttl = rq.waiter_ttl;
-        dirty = true;
-    }
     Decision d;
-    d.outcome = dirty ? Outcome::queued : Outcome::waiting;
     d.message = why;
+    const Waiter* mine = next.find_waiter(rq.who.id);
+    if (mine != nullptr && mine->legacy) {  // ours, from an earlier envgate: join anew
+        next.remove_waiter(rq.who.id);
+        dirty = true;
+        mine = nullptr;
+    }
+    if (mine == nullptr) {
+        d.queue = QueueAct::join;
+        d.entry.who = rq.who;
+        d.entry.since = now;
+        d.entry.last_seen = now;
+        d.entry.ttl = rq.waiter_ttl;
+        next.waiters.push_back(d.entry);  // for the position only: the store writes it apart
+    } else if (mine->joining()) {
+        d.queue = QueueAct::number;
+        next.queue_seq += 1;
+        next.queue_since = std::max(now, next.queue_since + std::chrono::microseconds(1));
+        d.entry = *mine;
+        d.entry.who = rq.who;
+        d.entry.seq = next.queue_seq;
+        d.entry.since = next.queue_since;
+        d.entry.last_seen = now;
+        d.entry.ttl = rq.waiter_ttl;
+        dirty = true;
+    } else if (now - mine->last_seen >= mine->ttl / 3) {
+        d.queue = QueueAct::renew;
+        d.entry = *mine;
+        d.entry.last_seen = now;
+        d.entry.ttl = rq.waiter_ttl;
+    }
+    d.outcome = dirty || d.queue != QueueAct::none ? Outcome::queued : Outcome::waiting;
+    if (d.queue == QueueAct::number) {
+        // Our place in the written queue is the numbered entry.
+        for (auto& w : next.waiters) {
+            if (w.who.id == rq.who.id) {
+                w = d.entry;
+            }
+        }
+    }
     set_position(d, next, rq);
     if (dirty) {
         d.write = std::move(next);
@@ -138,8 +204,15 @@ Decision wait_in_queue(LockRecord next, const Request& rq, TimePoint now, bool d
     return d;
 }
 
+// Whether the requester has a record of its own in the queue (to remove once it holds).
+QueueAct leave_if_queued(const LockRecord& r, const Request& rq) {
+    const Waiter* w = r.find_waiter(rq.who.id);
+    return w != nullptr && !w->legacy ? QueueAct::leave : QueueAct::none;
+}
+
 Decision take(LockRecord next, const Request& rq, TimePoint now, Outcome outcome,
               const std::string& what, const std::string& why) {
+    QueueAct queue = leave_if_queued(next, rq);
     next.state = LockState::held;
     next.holder = rq.who;
     next.acquired_at = now;
@@ -150,17 +223,22 @@ Decision take(LockRecord next, const Request& rq, TimePoint now, Outcome outcome
     next.lease_transitions += 1;
     next.remove_waiter(rq.who.id);
     next.record(what, rq.who.id, now, why);
-    return with_write(outcome, std::move(next), why);
+    Decision d = with_write(outcome, std::move(next), why);
+    d.queue = queue;
+    return d;
 }
 
 Decision reenter(LockRecord next, const Request& rq, TimePoint now) {
+    QueueAct queue = leave_if_queued(next, rq);
     next.renewed_at = now;
     next.lease_duration = rq.lease_duration;
     if (!rq.step.empty()) {
         next.step = rq.step;
     }
     next.remove_waiter(rq.who.id);
-    return with_write(Outcome::reentered, std::move(next), "re-entered by the same holder");
+    Decision d = with_write(Outcome::reentered, std::move(next), "re-entered by the same holder");
+    d.queue = queue;
+    return d;
 }
 
 Decision on_stale_holder(LockRecord next, const Request& rq, TimePoint now,
@@ -177,16 +255,23 @@ Decision on_stale_holder(LockRecord next, const Request& rq, TimePoint now,
     next.state = LockState::failed;
     next.failure = Failure{next.step, "HolderVanished", gone, now};
     next.record("vanished", rq.who.id, now, gone);
-    if (rq.wait == Wait::yes && !next.find_waiter(rq.who.id)) {
-        next.waiters.push_back({rq.who, now, now, rq.waiter_ttl});
-    }
     return with_write(Outcome::marked_vanished, std::move(next), gone);
 }
 
-Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
-                 const Observations& seen) {
-    LockRecord next = record;
-    bool dirty = prune_dead_waiters(next, rq.who.id, now, seen);
+std::string first_why(const LockRecord& r, const Request& rq) {
+    const Waiter* queued = r.find_waiter(rq.who.id);
+    if (queued == nullptr) {
+        return "was free";
+    }
+    std::string why = "first in the queue since " + format_rfc3339_micro(queued->since);
+    if (queued->seq > 0) {
+        why += " (number " + std::to_string(queued->seq) + ")";
+    }
+    return why;
+}
+
+Decision acquire_from(LockRecord next, const Request& rq, TimePoint now, const Observations& seen,
+                      bool dirty) {
     if (next.state == LockState::failed) {
         std::string why = "failed by " + holder_id(next) +
                           (next.failure ? " (" + next.failure->reason + ")" : std::string());
@@ -194,10 +279,7 @@ Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
     }
     if (next.state == LockState::free) {
         if (first_in_line(next, rq, now)) {
-            const Waiter* queued = next.find_waiter(rq.who.id);
-            std::string why =
-                queued ? "first in the queue since " + format_rfc3339_micro(queued->since)
-                       : std::string("was free");
+            std::string why = first_why(next, rq);
             return take(std::move(next), rq, now, Outcome::acquired, "acquire", why);
         }
         return wait_in_queue(std::move(next), rq, now, dirty, Refusal::held_by_other,
@@ -210,17 +292,29 @@ Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
         return on_stale_holder(std::move(next), rq, now, seen, dirty);
     }
     if (rq.order == QueueOrder::newest_first && next.holder &&
-        key_of(*next.holder, next.acquired_at) > my_key(next, rq, now)) {
+        holder_key(*next.holder, next.acquired_at) > my_key(next, rq, now)) {
+        QueueAct queue = leave_if_queued(next, rq);
         bool was_queued = next.remove_waiter(rq.who.id);
         Decision d = refuse(Refusal::superseded, "a newer pipeline (" + holder_id(next) +
                                                      ") took the lock; order is newest_first");
-        if (was_queued || dirty) {
+        d.queue = queue;
+        if ((was_queued && queue == QueueAct::none) || dirty) {
             d.write = std::move(next);
         }
         return d;
     }
     std::string why = "held by " + holder_id(next);
     return wait_in_queue(std::move(next), rq, now, dirty, Refusal::held_by_other, why);
+}
+
+Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
+                 const Observations& seen) {
+    LockRecord next = record;
+    std::vector<std::string> dead;
+    bool dirty = prune_dead_waiters(next, rq.who.id, now, seen, dead);
+    Decision d = acquire_from(std::move(next), rq, now, seen, dirty);
+    d.dead = std::move(dead);
+    return d;
 }
 
 }  // namespace
@@ -240,7 +334,7 @@ Observations observe(const Observations& before, const LockRecord& record, TimeP
                                std::to_string(record.lease_transitions));
     }
     for (const auto& w : record.waiters) {
-        keep(waiter_key(w.who.id), format_rfc3339_micro(w.last_seen));
+        keep(waiter_key(w.who.id), format_rfc3339_micro(w.last_seen) + "|" + std::to_string(w.seq));
     }
     return after;
 }

@@ -69,11 +69,28 @@ enum class Refusal {
     reason_required,  // unlock without a reason
 };
 
+// What the requester does to its own queue record, after the lock record's write (if
+// any) succeeded. Joining is: `join` (a record without a number, which holds every
+// waiter back from taking the lock until it has one), then `number` (the lock record's
+// compare-and-swap that hands out `queue_seq`, then the record gets the number).
+enum class QueueAct {
+    none,
+    join,    // create our record, without a number yet
+    number,  // the write takes a number: store `entry` (with it) over our record
+    renew,   // our record is a third of its TTL old: store `entry` (last_seen = now)
+    leave,   // remove our record (we hold the lock, or give up)
+};
+
 struct Decision {
     Outcome outcome = Outcome::nothing_to_do;
     Refusal refusal = Refusal::none;
     std::optional<LockRecord> write;  // compare-and-swap this, then act on `outcome`
-    int position = 0;                 // acquire while waiting: 1-based place in the queue
+    QueueAct queue = QueueAct::none;  // then this, on our own queue record
+    Waiter entry;                     // join / number / renew: what our record says
+    // Waiters whose own records we saw unchanged for their TTL: skipped, and removed by
+    // whoever takes the lock past them.
+    std::vector<std::string> dead;
+    int position = 0;  // acquire while waiting: 1-based place in the queue
     int queue_length = 0;
     std::string message;  // one line for people
 };

@@ -152,9 +152,14 @@ void read_lists(const json& j, LockRecord& r) {
             if (who == nullptr) {
                 throw std::invalid_argument("waiters[" + std::to_string(i) + "].who: missing");
             }
-            r.waiters.push_back({holder_from(*who, "waiters[" + std::to_string(i) + "].who"),
-                                 read_time(w, "since"), read_time(w, "last_seen"),
-                                 read_seconds(w, "ttl_seconds")});
+            // Entries stored inside a lock record are the previous format's queue.
+            Waiter entry;
+            entry.who = holder_from(*who, "waiters[" + std::to_string(i) + "].who");
+            entry.since = read_time(w, "since");
+            entry.last_seen = read_time(w, "last_seen");
+            entry.ttl = read_seconds(w, "ttl_seconds");
+            entry.legacy = true;
+            r.waiters.push_back(std::move(entry));
         }
     }
     for (auto [key, into] : {std::pair{"history", &r.history}, std::pair{"unlocks", &r.unlocks}}) {
@@ -189,6 +194,13 @@ LockRecord record_from(const json& j) {
     r.lease_duration = read_seconds(j, "lease_duration_seconds");
     r.lease_transitions = read_int(j, "lease_transitions");
     r.step = read_string(j, "step");
+    if (j.contains("queue_seq") && !j["queue_seq"].is_null()) {
+        r.queue_seq = read_int(j, "queue_seq");
+        if (r.queue_seq < 0) {
+            throw std::invalid_argument("queue_seq: negative");
+        }
+    }
+    r.queue_since = read_time(j, "queue_since");
     if (const json* failure = optional_of(j, "failure", json::value_t::object, "an object")) {
         r.failure = failure_from(*failure);
     }
@@ -228,6 +240,8 @@ json to_json(const LockRecord& r) {
               {"step", optional_string(r.step)},
               {"failure", nullptr},
               {"waiters", json::array()},
+              {"queue_seq", r.queue_seq},
+              {"queue_since", time_or_null(r.queue_since)},
               {"history", json::array()}};
     if (r.failure) {
         j["failure"] = {{"step", r.failure->step},
@@ -236,10 +250,14 @@ json to_json(const LockRecord& r) {
                         {"at", time_or_null(r.failure->at)}};
     }
     for (const auto& w : r.waiters) {
-        j["waiters"].push_back({{"who", to_json(w.who)},
-                                {"since", time_or_null(w.since)},
-                                {"last_seen", time_or_null(w.last_seen)},
-                                {"ttl_seconds", whole_seconds(w.ttl)}});
+        json entry = {{"who", to_json(w.who)},
+                      {"since", time_or_null(w.since)},
+                      {"last_seen", time_or_null(w.last_seen)},
+                      {"ttl_seconds", whole_seconds(w.ttl)}};
+        if (!w.legacy) {  // a waiter's own record, shown in a status
+            entry["seq"] = w.seq;
+        }
+        j["waiters"].push_back(std::move(entry));
     }
     for (auto [key, list] : {std::pair{"history", &r.history}, std::pair{"unlocks", &r.unlocks}}) {
         if (list->empty() && std::string_view(key) == "unlocks") {
@@ -276,6 +294,52 @@ Result<nlohmann::json> parse_record_text(const std::string& text) {
 Result<LockRecord> record_from_json(const nlohmann::json& j) {
     try {
         return record_from(j);
+    } catch (const std::exception& e) {
+        return Status(Code::invalid, e.what());
+    }
+}
+
+json waiter_to_json(const std::string& lock, const Waiter& w) {
+    json j = {{"schema", k_waiter_schema},
+              {"lock", lock},
+              {"who", to_json(w.who)},
+              {"seq", w.seq},
+              {"since", time_or_null(w.since)},
+              {"last_seen", time_or_null(w.last_seen)},
+              {"ttl_seconds", whole_seconds(w.ttl)}};
+    mask_json_strings(j);
+    return j;
+}
+
+Result<Waiter> waiter_from_json(const nlohmann::json& j, const std::string& lock) {
+    try {
+        if (!j.is_object()) {
+            throw std::invalid_argument("expected a JSON object");
+        }
+        std::string schema = read_string(j, "schema");
+        if (schema != k_waiter_schema) {
+            throw std::invalid_argument(
+                "schema: " + (schema.empty() ? "missing" : "\"" + schema + "\"") + ", expected \"" +
+                k_waiter_schema + "\"");
+        }
+        std::string of = read_string(j, "lock");
+        if (of != lock) {
+            throw std::invalid_argument("lock: it waits for \"" + of + "\", not \"" + lock + "\"");
+        }
+        const json* who = optional_of(j, "who", json::value_t::object, "an object");
+        if (who == nullptr) {
+            throw std::invalid_argument("who: missing");
+        }
+        Waiter w;
+        w.who = holder_from(*who, "who");
+        w.since = read_time(j, "since");
+        w.last_seen = read_time(j, "last_seen");
+        w.ttl = read_seconds(j, "ttl_seconds");
+        w.seq = read_int(j, "seq");
+        if (w.seq < 0) {
+            throw std::invalid_argument("seq: negative");
+        }
+        return w;
     } catch (const std::exception& e) {
         return Status(Code::invalid, e.what());
     }

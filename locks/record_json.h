@@ -10,6 +10,8 @@
 namespace envgate::locks {
 
 inline constexpr const char* k_record_schema = "envgate.dev/lock/v1";
+// A waiter's own record (its place in the queue of `lock`).
+inline constexpr const char* k_waiter_schema = "envgate.dev/waiter/v1";
 
 nlohmann::json to_json(const LockRecord& record);
 nlohmann::json to_json(const Holder& holder);
@@ -24,5 +26,10 @@ Result<nlohmann::json> parse_record_text(const std::string& text);
 Result<LockRecord> record_from_json(const nlohmann::json& j);
 // The same for the record stored as lock `name`: a record of another lock is invalid.
 Result<LockRecord> record_from_json(const nlohmann::json& j, const std::string& name);
+
+// A waiter's own record: {"schema", "lock", "who", "seq", "since", "last_seen",
+// "ttl_seconds"}; decoded as strictly as a lock record (another lock's: invalid).
+nlohmann::json waiter_to_json(const std::string& lock, const Waiter& waiter);
+Result<Waiter> waiter_from_json(const nlohmann::json& j, const std::string& lock);
 
 }  // namespace envgate::locks

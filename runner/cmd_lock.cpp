@@ -19,7 +19,7 @@
 namespace envgate {
 namespace {
 
-constexpr Duration k_max_waiter_ttl = std::chrono::seconds(15);
+constexpr Duration k_max_waiter_ttl = std::chrono::seconds(60);
 
 using namespace envgate::locks;
 
@@ -212,8 +212,9 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     t.spec.order = to_locks(s.order);
     t.spec.lease_duration = s.lease_duration;
     t.spec.wait_timeout = s.wait_timeout;
-    // A waiter refreshes its queue entry every third of this; a killed one is skipped
-    // after it (locks/README.md), so it blocks a free lock for 15 s at most.
+    // A waiter renews its own queue record every third of this (3 writes a minute at
+    // most); a killed one is skipped after it (locks/README.md), so it blocks a free
+    // lock for 60 s at most, and never delays a hand-off past the holder's lease.
     t.spec.waiter_ttl = std::min<Duration>(s.lease_duration, k_max_waiter_ttl);
     t.unlockers = env ? env->unlockers : c->default_unlockers;
     t.hold_for = s.hold_for;

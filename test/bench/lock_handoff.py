@@ -261,6 +261,73 @@ def idle_cost(a, waiters=5):
           f"writes")
 
 
+KILL_CONFIG = '''version: 1
+defaults:
+  namespace: gitlab
+  lock: {{ {where}, on_failure: release, lease_duration: 6s, wait_timeout: 2m }}
+environments:
+  - name: gstg
+'''
+
+
+def kill_handoff(a, store, envgate, dead=2):
+    """kill -9 of the holder and of the `dead` waiters queued ahead of a live one, at
+    once (lease 6 s, policy release): seconds from the kill until the live waiter holds
+    the lock (the `at` of its takeover in the lock history, same host and clock)."""
+    with tempfile.TemporaryDirectory(prefix="envgate-kill-handoff-") as workdir:
+        where = ("store: file, path: locks" if store == "file"
+                 else f"store: kubernetes, namespace: {NS}")
+        cfg = os.path.join(workdir, "envgate.yml")
+        open(cfg, "w").write(KILL_CONFIG.format(where=where))
+        sim = start_cluster(a.kubesim, workdir) if store == "lease" else None
+        env = dict(os.environ, **({"KUBECONFIG": sim.kubeconfig} if sim else {}))
+        try:
+            if store == "file":
+                holder = subprocess.Popen([a.file_holder, os.path.join(workdir, "locks"), "gstg",
+                                           "h", "6"], stdout=subprocess.PIPE, text=True)
+            else:
+                holder = subprocess.Popen([a.lease_holder, sim.kubeconfig, NS, "gstg", "h", "6"],
+                                          stdout=subprocess.PIPE, text=True)
+            assert holder.stdout.readline().strip() == "held"
+            cmd = [envgate, "lock", "acquire", "gstg", "--config", cfg, "--holder"]
+            procs = []
+            for i in range(dead + 1):
+                procs.append(subprocess.Popen(cmd + [f"w{i}"], env=env, cwd=workdir,
+                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                              text=True))
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:  # each queued before the next joins
+                    st = subprocess.run([envgate, "status", "gstg", "--config", cfg, "--output",
+                                         "json"], env=env, cwd=workdir, capture_output=True,
+                                        text=True)
+                    try:
+                        queued = json.loads(st.stdout)["locks"][0]["lock"]["waiters"] or []
+                    except (ValueError, KeyError, IndexError):
+                        queued = []
+                    if len([w for w in queued if w.get("seq", 1)]) >= i + 1:
+                        break
+                    time.sleep(0.05)
+            time.sleep(2)  # every waiter has seen the others renew
+            killed = time.time()
+            for p in [holder] + procs[:dead]:
+                p.kill()
+            out, err = procs[dead].communicate(timeout=60)
+            st = subprocess.run([envgate, "status", "gstg", "--config", cfg, "--output", "json"],
+                                env=env, cwd=workdir, capture_output=True, text=True)
+            rec = json.loads(st.stdout)["locks"][0]["lock"]
+            took = [h for h in rec["history"] if h["who"] == f"w{dead}"]
+            if procs[dead].returncode != 0 or not took:
+                return None, f"{store}: the live waiter did not take the lock: {err.strip()}"
+            at = lock_contention.epoch(took[-1]["at"])
+            return at - killed, None
+        finally:
+            for p in procs if "procs" in dir() else []:
+                if p.poll() is None:
+                    p.kill()
+            if sim:
+                sim.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--envgate", required=True)
@@ -271,10 +338,35 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--idle-seconds", type=int, default=0,
                     help="also: Lease requests of idle waiters (lease store)")
+    ap.add_argument("--kill-trials", type=int, default=0,
+                    help="instead: hand-off after kill -9 of the holder and 2 waiters ahead")
+    ap.add_argument("--baseline", help="with --kill-trials: the previous envgate, side by side")
+    ap.add_argument("--file-holder", help="envgate_lock_holder (--kill-trials, file store)")
+    ap.add_argument("--lease-holder", help="envgate_lease_holder (--kill-trials, lease store)")
     a = ap.parse_args()
     stores = ["file", "lease"] if a.store == "both" else [a.store]
     if "lease" in stores and not a.kubesim and not lease_contention.ON_CONTROLPLANE:
         ap.error("--kubesim is needed for the lease store (or ENVGATE_TEST_CLUSTER=controlplane)")
+    if a.kill_trials:
+        runs = ([("old", os.path.abspath(a.baseline))] if a.baseline else []) + \
+               [("new", os.path.abspath(a.envgate))]
+        print(f"kill -9 of the holder and 2 waiters ahead of a live one, lease 6 s, policy "
+              f"release; seconds from the kill to the live waiter's takeover; load "
+              f"{os.getloadavg()[0]:.1f}")
+        failed = False
+        for store in stores:
+            for tag, exe in runs:
+                took = []
+                for _ in range(a.kill_trials):
+                    t, problem = kill_handoff(a, store, exe)
+                    if problem:
+                        print("FAIL:", tag, problem)
+                        failed = True
+                    else:
+                        took.append(t)
+                print(f"{store:6} {tag:4} " + " ".join(f"{t:.2f}" for t in took) +
+                      (f"  max {max(took):.2f}" if took else ""), flush=True)
+        return 1 if failed else 0
     failed = False
     where = "the real API server" if lease_contention.ON_CONTROLPLANE else "kubesim"
     print(f"{a.label} {a.processes} processes x {a.rounds} rounds, hand-off = release `at` -> "

@@ -1,5 +1,6 @@
 // An in-memory LockStore for tests: versioned like a Lease (each write bumps the
-// version), records every call, and fails on demand (`fail_next(Code::conflict)`).
+// version), a map of waiter records for the queue, records every call, and fails on
+// demand (`fail_next(Code::conflict)`).
 #pragma once
 
 #include <map>
@@ -20,9 +21,54 @@ class MemoryLockStore : public locks::LockStore {
         if (it == m_records.end()) {
             locks::LockRecord free_record;
             free_record.name = name;
-            return locks::Versioned{free_record, ""};
+            locks::Versioned v{free_record, "", {}};
+            add_queue(name, v);
+            return v;
+        }
+        locks::Versioned v = it->second;
+        add_queue(name, v);
+        return v;
+    }
+
+    Result<locks::Versioned> read_record(const std::string& name) override {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_calls.push_back("read_record " + name);
+        auto it = m_records.find(name);
+        if (it == m_records.end()) {
+            locks::LockRecord free_record;
+            free_record.name = name;
+            return locks::Versioned{free_record, "", ""};
         }
         return it->second;
+    }
+
+    Result<std::string> write_waiter(const std::string& name, const locks::Waiter& waiter,
+                                     const std::string& version) override {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_calls.push_back("write_waiter " + name + " " + waiter.who.id + " @" + version);
+        auto& queue = m_queues[name];
+        auto it = queue.find(waiter.who.id);
+        if (version.empty() && it != queue.end()) {
+            return Status(Code::conflict, "already queued");
+        }
+        if (!version.empty() && it == queue.end()) {
+            return Status(Code::not_found, "not queued");
+        }
+        if (!version.empty() && it->second.version != version) {
+            return Status(Code::conflict, "queue entry changed");
+        }
+        locks::Waiter stored = waiter;
+        stored.legacy = false;
+        stored.version = std::to_string(++m_counter);
+        queue[waiter.who.id] = stored;
+        return stored.version;
+    }
+
+    Status remove_waiter(const std::string& name, const std::string& id) override {
+        std::lock_guard<std::mutex> guard(m_mutex);
+        m_calls.push_back("remove_waiter " + name + " " + id);
+        m_queues[name].erase(id);
+        return Status::ok();
     }
 
     Result<std::string> write(const std::string& name, const locks::LockRecord& record,
@@ -40,7 +86,7 @@ class MemoryLockStore : public locks::LockStore {
             return Status(Code::conflict, "version " + stored + " is stored, not " + version);
         }
         std::string next = std::to_string(++m_counter);
-        m_records[name] = locks::Versioned{record, next};
+        m_records[name] = locks::Versioned{locks::stored_form(record), next, next};
         return next;
     }
 
@@ -66,7 +112,17 @@ class MemoryLockStore : public locks::LockStore {
     }
 
   private:
+    // REQUIRES: m_mutex held.
+    void add_queue(const std::string& name, locks::Versioned& v) {
+        for (const auto& [id, w] : m_queues[name]) {
+            v.record.waiters.push_back(w);
+        }
+        locks::sort_queue(v.record.waiters);
+        v.token = std::to_string(m_counter);
+    }
+
     std::mutex m_mutex;
+    std::map<std::string, std::map<std::string, locks::Waiter>> m_queues;
     std::map<std::string, locks::Versioned> m_records;
     std::vector<Code> m_failures;
     std::vector<std::string> m_calls;

@@ -59,6 +59,19 @@ class Cluster:
             return None, None
         return lease, json.loads(lease["metadata"]["annotations"]["envgate.dev/record"])
 
+    def waiters(self, lock="gstg"):
+        """The queue of `lock`: its waiters' own Leases, numbered ones, in number order
+        (plus entries an earlier envgate kept in the lock's record)."""
+        code, leases = self.request(
+            "GET", f"{LEASES}?labelSelector=envgate.dev%2Flock-name%3D{lock},envgate.dev%2Fwaiter%3Dtrue")
+        queue = []
+        for item in leases.get("items", []) if code == 200 else []:
+            w = json.loads(item["metadata"]["annotations"]["envgate.dev/waiter"])
+            if w["seq"]:
+                queue.append((w["seq"], w))
+        legacy = (self.lease(lock)[1] or {}).get("waiters") or []
+        return legacy + [w for _, w in sorted(queue, key=lambda x: x[0])]
+
     def events(self, lock="gstg"):
         _, events = self.request("GET", f"/api/v1/namespaces/{NS}/events")
         return [e for e in events["items"] if e["involvedObject"]["name"] == f"envgate-{lock}"]
@@ -382,7 +395,7 @@ def kill_in(a, sim, d, policy):
     waiter = subprocess.Popen([envgate, "lock", "acquire", "gstg", "--config", cfg, "--holder",
                                "w1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=env)
-    wait_for(lambda: (sim.lease()[1] or {}).get("waiters"), 30, "the waiter to queue")
+    wait_for(lambda: sim.waiters(), 30, "the waiter to queue")
     time.sleep(LEASE_SECONDS)  # the holder keeps renewing: the waiter must not call it stale
     rec = sim.lease()[1]
     assert rec["state"] == "held" and rec["holder"]["id"] == "h1", rec

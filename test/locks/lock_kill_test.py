@@ -41,6 +41,17 @@ def read_lock(path):
         return None
 
 
+def queued(queue_dir):
+    """The numbered waiters of a lock: a file each in <lock>.queue/ beside its record."""
+    out = []
+    for name in os.listdir(queue_dir) if os.path.isdir(queue_dir) else []:
+        if not name.startswith(".") and name.endswith(".json"):
+            w = read_lock(os.path.join(queue_dir, name))
+            if w and w.get("seq"):
+                out.append(w["who"]["id"])
+    return out
+
+
 def wait_for(predicate, timeout, what):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -66,7 +77,7 @@ def scenario(envgate, holder_bin, policy):
         waiter = subprocess.Popen([envgate, "lock", "acquire", "gstg", "--config", cfg,
                                    "--holder", "w1"], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
-        wait_for(lambda: (read_lock(lock_file) or {}).get("waiters"), 30, "the waiter to queue")
+        wait_for(lambda: queued(os.path.join(d, "locks", "gstg.queue")), 30, "the waiter to queue")
         time.sleep(LEASE)  # the holder keeps renewing: the waiter must not call it stale
         rec = read_lock(lock_file)
         assert rec["state"] == "held" and rec["holder"]["id"] == "h1", rec

@@ -25,16 +25,53 @@ struct World {
 
     World() { record.name = "gstg"; }
 
+    // One decision and what a LockManager does with it: the lock record's write (only
+    // its stored form: waiters' own records are kept apart), then the requester's own
+    // queue record. Joining runs on to the number, as acquire does.
     Decision run(const Request& rq) {
+        Decision d = once(rq);
+        while (d.queue == QueueAct::join) {
+            d = once(rq);
+        }
+        return d;
+    }
+
+    Decision once(const Request& rq) {
         const std::string& me = rq.op == Op::unlock ? rq.actor : rq.who.id;
         Observations& seen = seen_by[me];
         seen = observe(seen, record, clock.now());
         Decision d = decide(record, rq, clock.now(), seen);
-        if (d.write) {
-            record = *d.write;
+        std::vector<Waiter> own;
+        for (const auto& w : record.waiters) {
+            if (!w.legacy) {
+                own.push_back(w);
+            }
         }
+        if (d.write) {
+            ++lock_writes;
+            record = stored_form(*d.write);
+        }
+        auto mine = [&](const Waiter& w) { return w.who.id == rq.who.id; };
+        if (d.queue != QueueAct::none) {
+            ++own_writes;
+            std::erase_if(own, mine);
+            if (d.queue != QueueAct::leave) {
+                own.push_back(d.entry);
+            }
+        }
+        for (const auto& id : d.dead) {
+            if (d.outcome == Outcome::acquired || d.outcome == Outcome::took_over) {
+                std::erase_if(own, [&](const Waiter& w) { return w.who.id == id; });
+            }
+        }
+        std::erase_if(record.waiters, [](const Waiter& w) { return !w.legacy; });
+        record.waiters.insert(record.waiters.end(), own.begin(), own.end());
+        sort_queue(record.waiters);
         return d;
     }
+
+    int lock_writes = 0;
+    int own_writes = 0;
 };
 
 Holder pipeline(const std::string& id, int minutes_after_t0 = 0) {
@@ -75,6 +112,13 @@ Request unlock_by(const std::string& actor, const std::string& reason,
     rq.reason = reason;
     rq.expect_holder = std::move(expect);
     return rq;
+}
+
+// A holder outside CI: no pipeline, arrival (its number) orders it.
+Holder local(const std::string& id) {
+    Holder h;
+    h.id = id;
+    return h;
 }
 
 const Holder p1 = pipeline("grp/app#1", 0);
@@ -358,13 +402,142 @@ BOOST_AUTO_TEST_CASE(history_keeps_the_last_20_transitions_numbered) {
 }
 
 BOOST_AUTO_TEST_CASE(verify_and_leave_queue) {
+    // leave_queue removes an entry stored in the lock record (the previous format); a
+    // waiter's own record is removed by its LockManager (lock_manager_test).
     World w;
     (void)w.run(acquire(p1));
     BOOST_TEST(outcome_name(w.run(simple(Op::verify, p1)).outcome) == "verified");
     BOOST_TEST(refusal_name(w.run(simple(Op::verify, p2)).refusal) == "not_holder");
-    (void)w.run(acquire(p2));
+    Waiter old(p2, k_t0, k_t0, seconds(15));
+    old.legacy = true;
+    w.record.waiters.push_back(old);
     BOOST_TEST(outcome_name(w.run(simple(Op::leave_queue, p2)).outcome) == "left_queue");
     BOOST_TEST(w.record.waiters.empty());
+}
+
+BOOST_AUTO_TEST_CASE(joining_is_one_write_of_the_lock_record_and_waiting_writes_only_our_own) {
+    World w;
+    (void)w.run(acquire(p1));
+    int lock_before = w.lock_writes;
+    int own_before = w.own_writes;
+    Decision d = w.run(acquire(p2));
+    BOOST_TEST(outcome_name(d.outcome) == "queued");
+    BOOST_TEST(w.lock_writes - lock_before == 1);  // the number
+    BOOST_TEST(w.own_writes - own_before == 2);    // our record, then its number
+    BOOST_TEST(w.record.queue_seq == 1);
+    BOOST_REQUIRE(w.record.find_waiter(p2.id) != nullptr);
+    BOOST_TEST(w.record.find_waiter(p2.id)->seq == 1);
+    for (int i = 0; i < 10; ++i) {  // ten minutes of waiting: renewals of our record only
+        w.clock.advance(seconds(20));
+        (void)w.run(simple(Op::renew, p1));
+        (void)w.run(acquire(p2));
+    }
+    BOOST_TEST(w.lock_writes - lock_before == 1 + 10);  // the holder's renewals
+    BOOST_TEST(w.own_writes - own_before == 2 + 10);
+    BOOST_TEST(w.record.find_waiter(p2.id)->seq == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_keeps_its_place_while_its_renewals_are_late_up_to_its_ttl) {
+    // p2 renews each time just before its TTL (60 s) instead of every 20 s; p3, behind
+    // it, checks right before each renewal and once the lock is free: p2 keeps its place.
+    World w;
+    (void)w.run(acquire(p1));
+    (void)w.run(acquire(p2));
+    (void)w.run(acquire(p3));
+    for (int i = 0; i < 5; ++i) {
+        w.clock.advance(seconds(60) - microseconds(1));
+        BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) != "acquired");
+        (void)w.run(simple(Op::renew, p1));
+        (void)w.run(acquire(p2));  // late, but within its TTL
+    }
+    (void)w.run(simple(Op::release, p1));
+    w.clock.advance(seconds(60) - microseconds(1));
+    BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) != "acquired");
+    BOOST_TEST(w.record.find_waiter(p2.id) != nullptr);
+    BOOST_TEST(outcome_name(w.run(acquire(p2)).outcome) == "acquired");
+}
+
+BOOST_AUTO_TEST_CASE(a_dead_waiter_is_skipped_after_its_own_ttl_and_removed_by_the_next_holder) {
+    // p2's TTL is 10 s, the holder's lease 60 s: once p3 saw p2 unchanged for 10 s it
+    // takes the freed lock past p2 and names p2's record for removal.
+    World w;
+    (void)w.run(acquire(p1));
+    Request r2 = acquire(p2);
+    r2.waiter_ttl = seconds(10);
+    (void)w.run(r2);
+    (void)w.run(acquire(p3));
+    (void)w.run(simple(Op::release, p1));
+    w.clock.advance(seconds(10) - microseconds(1));
+    BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) == "waiting");
+    w.clock.advance(microseconds(1));
+    Decision d = w.run(acquire(p3));
+    BOOST_TEST(outcome_name(d.outcome) == "acquired");
+    BOOST_TEST(d.dead == std::vector<std::string>{p2.id});
+    BOOST_TEST(w.record.waiters.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_joining_waiter_holds_everyone_back_until_it_has_a_number) {
+    // Outside CI the number is the order: a waiter still joining may get a smaller one
+    // than ours (its compare-and-swap may land first), so nobody takes the lock past it.
+    World w;
+    (void)w.run(acquire(local("h")));
+    Decision join = w.once(acquire(local("b")));  // b created its record, no number yet
+    BOOST_TEST((join.queue == QueueAct::join));
+    (void)w.run(acquire(local("a")));  // a takes number 1
+    (void)w.run(simple(Op::release, local("h")));
+    BOOST_TEST(outcome_name(w.run(acquire(local("a"))).outcome) == "waiting");
+    Decision number = w.once(acquire(local("b")));
+    BOOST_TEST((number.queue == QueueAct::number));
+    BOOST_TEST(w.record.find_waiter("b")->seq == 2);
+    BOOST_TEST(outcome_name(w.run(acquire(local("b"))).outcome) == "waiting");
+    BOOST_TEST(outcome_name(w.run(acquire(local("a"))).outcome) == "acquired");
+}
+
+BOOST_AUTO_TEST_CASE(numbers_order_waiters_outside_ci_whatever_their_clocks) {
+    // a's clock is an hour ahead of b's; a joined first, so a goes first.
+    World w;
+    (void)w.run(acquire(local("h")));
+    w.clock.advance(hours(1));
+    (void)w.run(acquire(local("a")));
+    w.clock.advance(-hours(1) + seconds(1));
+    (void)w.run(acquire(local("b")));
+    BOOST_TEST(w.record.find_waiter("a")->seq == 1);
+    BOOST_TEST(w.record.find_waiter("b")->seq == 2);
+    BOOST_TEST((w.record.find_waiter("b")->since > w.record.find_waiter("a")->since));
+    (void)w.run(simple(Op::release, local("h")));
+    BOOST_TEST(outcome_name(w.run(acquire(local("b"))).outcome) == "waiting");
+    BOOST_TEST(outcome_name(w.run(acquire(local("a"))).outcome) == "acquired");
+    // A newcomer without a number never goes past a numbered waiter.
+    (void)w.run(simple(Op::release, local("a")));
+    BOOST_TEST(outcome_name(w.run(acquire(local("c"))).outcome) == "queued");
+    BOOST_TEST(outcome_name(w.run(acquire(local("b"))).outcome) == "acquired");
+}
+
+BOOST_AUTO_TEST_CASE(entries_of_the_previous_format_keep_their_place_until_they_stop_refreshing) {
+    // A record written by an earlier envgate: p2 waits inside it. p3 (this version)
+    // queues behind it, with a record of its own; p2's entry stays while it changes.
+    World w;
+    (void)w.run(acquire(p1));
+    Waiter old(p2, k_t0, k_t0, seconds(15));
+    old.legacy = true;
+    w.record.waiters.push_back(old);
+    (void)w.run(acquire(p3));
+    (void)w.run(simple(Op::release, p1));
+    w.clock.advance(seconds(10));
+    BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) == "waiting");
+    for (auto& e : w.record.waiters) {  // the earlier envgate refreshes its entry
+        if (e.legacy) {
+            e.last_seen = w.clock.now();
+        }
+    }
+    w.clock.advance(seconds(10));  // p3 sees the change now
+    BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) != "acquired");
+    w.clock.advance(seconds(15) - microseconds(1));
+    BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) != "acquired");
+    w.clock.advance(microseconds(1));  // unchanged for 15 s on p3's clock: gone
+    BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) == "acquired");
+    BOOST_TEST(w.record.waiters.empty());
+    BOOST_TEST(to_json(stored_form(w.record))["waiters"].empty());
 }
 
 BOOST_AUTO_TEST_CASE(observe_keeps_first_sight_until_the_value_changes) {

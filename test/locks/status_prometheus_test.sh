@@ -35,10 +35,10 @@ pids+=($!)
 "$ENVGATE" lock fail gprd --holder pipeline-3 --step pre-migrations --reason MigrationsJobFailed \
     --message "backoffLimit reached" >/dev/null
 for _ in $(seq 1 300); do
-    grep -q '"pipeline-2"' "$T/locks/gstg.json" 2>/dev/null && break
+    grep -qs '"pipeline-2"' "$T"/locks/gstg.queue/*.json && break
     sleep 0.1
 done
-grep -q '"pipeline-2"' "$T/locks/gstg.json" || fail "the waiter never queued"
+grep -qs '"pipeline-2"' "$T"/locks/gstg.queue/*.json || fail "the waiter never queued"
 
 mkdir -p "$T/textfile"
 "$ENVGATE" status --output prometheus --textfile "$T/textfile/envgate.prom"

@@ -58,16 +58,57 @@ struct Party {
         return o;
     }
     LockRecord read() { return store->read("gstg").value().record; }
-    Decision apply_acquire(const Holder& h, QueueOrder order) {
+    // One acquire decision; joining runs on to the number, as acquire does.
+    Decision apply_acquire(const Holder& h, QueueOrder order, Duration ttl = seconds(60)) {
         Request rq;
         rq.op = Op::acquire;
         rq.who = h;
         rq.order = order;
         rq.lease_duration = seconds(60);
-        rq.waiter_ttl = seconds(60);
-        return manager.apply("gstg", rq).value();
+        rq.waiter_ttl = ttl;
+        Decision d = manager.apply("gstg", rq).value();
+        while (d.queue == QueueAct::join) {
+            d = manager.apply("gstg", rq).value();
+        }
+        return d;
     }
 };
+
+// A store that counts the writes it passes on: of the lock record, of queue records.
+class CountingStore : public LockStore {
+  public:
+    explicit CountingStore(std::shared_ptr<LockStore> inner) : m_inner(std::move(inner)) {}
+    Result<Versioned> read(const std::string& name) override { return m_inner->read(name); }
+    Result<Versioned> read_record(const std::string& name) override {
+        return m_inner->read_record(name);
+    }
+    Result<std::string> write(const std::string& name, const LockRecord& record,
+                              const std::string& version) override {
+        ++lock_writes;
+        return m_inner->write(name, record, version);
+    }
+    Result<std::string> write_waiter(const std::string& name, const Waiter& waiter,
+                                     const std::string& version) override {
+        ++waiter_writes;
+        return m_inner->write_waiter(name, waiter, version);
+    }
+    Status remove_waiter(const std::string& name, const std::string& id) override {
+        return m_inner->remove_waiter(name, id);
+    }
+    Result<std::vector<std::string>> list() override { return m_inner->list(); }
+    std::string describe() const override { return m_inner->describe(); }
+    int lock_writes = 0;
+    int waiter_writes = 0;
+
+  private:
+    std::shared_ptr<LockStore> m_inner;
+};
+
+Holder local(const std::string& id) {
+    Holder h;
+    h.id = id;
+    return h;
+}
 
 }  // namespace
 
@@ -92,7 +133,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(unknown_lock_reads_free_and_writes_round_trip, F,
     r.lease_transitions = 4;
     r.step = "pre-migrations";
     r.failure = Failure{"pre-migrations", "MigrationsJobFailed", "exit 1", k_t0 + seconds(9)};
-    r.waiters.push_back({who("grp/app#8"), k_t0, k_t0 + seconds(1), seconds(60)});
+    Waiter old(who("grp/app#8"), k_t0, k_t0 + seconds(1), seconds(60));
+    old.legacy = true;  // the previous format kept the queue in the lock record
+    r.waiters.push_back(old);
     r.record("fail", "grp/app#7", k_t0 + seconds(9), "pre-migrations: MigrationsJobFailed");
     auto v = store->write("gstg", r, "");
     BOOST_REQUIRE(v.is_ok());
@@ -271,6 +314,105 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(queue_order_per_policy, F, test::StoreFactories) {
             BOOST_TEST(r.holder->id == c.first);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(joining_is_one_compare_and_swap_and_waiting_writes_only_our_record, F,
+                              test::StoreFactories) {
+    F f;
+    Party<F> a(f, k_t0);
+    (void)a.manager.acquire(spec(), who("p1"));
+    CountingStore counted(f.make());
+    test::FakeClock clock(k_t0);
+    std::ostringstream log;
+    LockManager m(counted, clock, log, [] { return 0; });
+    Request rq;
+    rq.op = Op::acquire;
+    rq.who = who("p2", 1);
+    rq.lease_duration = seconds(60);
+    rq.waiter_ttl = seconds(30);
+    Decision d = m.apply("gstg", rq).value();
+    BOOST_TEST((d.queue == QueueAct::join));
+    d = m.apply("gstg", rq).value();
+    BOOST_TEST((d.queue == QueueAct::number));
+    BOOST_TEST(counted.lock_writes == 1);    // the number: one compare-and-swap
+    BOOST_TEST(counted.waiter_writes == 2);  // our record, then its number
+    for (int i = 0; i < 6; ++i) {            // three minutes of waiting
+        clock.advance(seconds(10));
+        a.clock.advance(seconds(10));
+        (void)a.manager.renew(spec(), who("p1"));
+        (void)m.apply("gstg", rq);
+    }
+    BOOST_TEST(counted.lock_writes == 1);
+    BOOST_TEST(counted.waiter_writes == 2 + 6);  // a renewal every ttl/3
+    LockRecord r = a.read();
+    BOOST_REQUIRE(r.waiters.size() == 1u);
+    BOOST_TEST(r.waiters[0].seq == 1);
+    BOOST_TEST(r.queue_seq == 1);
+    BOOST_TEST((r.waiters[0].last_seen == k_t0 + seconds(60)));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_waiter_keeps_its_place_while_its_renewals_are_late_up_to_its_ttl, F,
+                              test::StoreFactories) {
+    F f;
+    Party<F> a(f, k_t0);
+    Party<F> b(f, k_t0);
+    Party<F> c(f, k_t0);
+    (void)a.manager.acquire(spec(), local("h"));
+    (void)b.apply_acquire(local("w1"), QueueOrder::oldest_first);
+    (void)c.apply_acquire(local("w2"), QueueOrder::oldest_first);
+    for (int i = 0; i < 4; ++i) {  // w1 renews just within its 60 s TTL, not every 20 s
+        for (auto* p : {&a.clock, &b.clock, &c.clock}) {
+            p->advance(seconds(60) - microseconds(1));
+        }
+        (void)a.manager.renew(spec(), local("h"));
+        BOOST_TEST(outcome_name(c.apply_acquire(local("w2"), QueueOrder::oldest_first).outcome) !=
+                   "took_over");
+        (void)b.apply_acquire(local("w1"), QueueOrder::oldest_first);
+    }
+    (void)a.manager.release("gstg", local("h"));
+    for (auto* p : {&b.clock, &c.clock}) {
+        p->advance(seconds(60) - microseconds(1));
+    }
+    BOOST_TEST(outcome_name(c.apply_acquire(local("w2"), QueueOrder::oldest_first).outcome) !=
+               "acquired");
+    BOOST_TEST(outcome_name(b.apply_acquire(local("w1"), QueueOrder::oldest_first).outcome) ==
+               "acquired");
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_dead_waiter_is_skipped_after_its_own_ttl_and_removed, F,
+                              test::StoreFactories) {
+    F f;
+    Party<F> a(f, k_t0);
+    Party<F> b(f, k_t0);
+    Party<F> c(f, k_t0);
+    (void)a.manager.acquire(spec(), local("h"));
+    (void)b.apply_acquire(local("w1"), QueueOrder::oldest_first, seconds(6));  // then dies
+    (void)c.apply_acquire(local("w2"), QueueOrder::oldest_first);
+    (void)a.manager.release("gstg", local("h"));
+    c.clock.advance(seconds(6) - microseconds(1));
+    BOOST_TEST(outcome_name(c.apply_acquire(local("w2"), QueueOrder::oldest_first).outcome) ==
+               "waiting");
+    c.clock.advance(microseconds(1));
+    Decision d = c.apply_acquire(local("w2"), QueueOrder::oldest_first);
+    BOOST_TEST(outcome_name(d.outcome) == "acquired");
+    LockRecord r = a.read();
+    BOOST_TEST(r.holder->id == "w2");
+    BOOST_TEST(r.waiters.empty());  // w1's record removed by w2, and w2's own
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(status_reads_the_queue_in_number_order, F, test::StoreFactories) {
+    F f;
+    Party<F> a(f, k_t0);
+    (void)a.manager.acquire(spec(), local("h"));
+    for (const char* id : {"zed", "amy", "kim"}) {
+        (void)a.apply_acquire(local(id), QueueOrder::oldest_first);
+    }
+    LockRecord r = f.make()->read("gstg").value().record;
+    BOOST_REQUIRE(r.waiters.size() == 3u);
+    BOOST_TEST(r.waiters[0].who.id == "zed");
+    BOOST_TEST(r.waiters[1].who.id == "amy");
+    BOOST_TEST(r.waiters[2].who.id == "kim");
+    BOOST_TEST(f.make()->read_record("gstg").value().record.waiters.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

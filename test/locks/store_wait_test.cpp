@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(file_store_without_a_directory_is_not_watched) {
     BOOST_TEST(a->wait_for_change("GSTG", "", seconds(1), {}).status().code() == Code::invalid);
 }
 
-BOOST_AUTO_TEST_CASE(lease_store_watches_its_lease_from_the_version_read) {
+BOOST_AUTO_TEST_CASE(lease_store_lists_and_watches_its_lock_and_queue_and_reads_from_them) {
     test::LeaseStoreFactory f;
     auto a = f.make();
     auto b = f.make();
@@ -137,19 +137,18 @@ BOOST_AUTO_TEST_CASE(lease_store_watches_its_lease_from_the_version_read) {
                            [](const test::FakeCall& c) { return c.verb == "watch"; });
     BOOST_REQUIRE((it != f.api->calls.rend()));
     const test::FakeCall& watch = *it;
-    BOOST_TEST(watch.field_selector == "metadata.name=envgate-gstg");
-    BOOST_TEST(watch.resource_version == v1);
+    // One list, then one watch from it, of the lock's Leases (its own and its waiters').
+    BOOST_TEST(watch.label_selector == "envgate.dev/lock-name=gstg");
     BOOST_TEST((watch.ref == kube::leases(test::k_lease_namespace)));
-    // The re-read uses the Lease the watch delivered, once; the next one asks again.
-    auto gets = [&] {
-        return std::count(f.api->calls_made.begin(), f.api->calls_made.end(),
-                          "get leases/envgate-gstg");
-    };
-    auto before = gets();
+    auto list = std::find_if(f.api->calls.begin(), f.api->calls.end(),
+                             [](const test::FakeCall& c) { return c.verb == "list"; });
+    BOOST_REQUIRE((list != f.api->calls.end()));
+    BOOST_TEST(list->label_selector == "envgate.dev/lock-name=gstg");
+    // Reads come from what the watch delivered: no GET, no list.
+    auto calls = f.api->calls_made.size();
     BOOST_TEST((a->read("gstg")->record.renewed_at == k_t0 + seconds(1)));
-    BOOST_TEST(gets() == before);
     BOOST_TEST(a->read("gstg").is_ok());
-    BOOST_TEST(gets() == before + 1);
+    BOOST_TEST(f.api->calls_made.size() == calls);
     server_ends = true;  // then ~KubernetesLeaseStore joins the watch
 }
 
@@ -169,6 +168,7 @@ BOOST_AUTO_TEST_CASE(lease_store_waits_end_on_the_server_or_are_left_to_polling)
     f.api->compact();  // v1 is too old to watch from: 410 Gone, re-read
     auto c = f.make();
     BOOST_TEST((*c->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::changed));
+    c.reset();  // its watch ends: the failure below is a's to meet
     // The watch's next request is refused: the wait says why.
     f.api->fail_next(Code::forbidden, "watch");
     BOOST_TEST(a->wait_for_change("gstg", v2, seconds(5), {}).status().code() == Code::forbidden);

@@ -327,7 +327,9 @@ BOOST_AUTO_TEST_CASE(dashboard_command_shows_the_status_figures_of_each_lock) {
     r.renewed_at = r.acquired_at;
     r.failure = locks::Failure{"deploy", "StepFailed", "exit 3", r.acquired_at};
     r.waiters.push_back({holder("grp/app#8", 8, 80), k_now, k_now, std::chrono::seconds(90)});
-    BOOST_REQUIRE(locks::FileStore(dir.path() + "/locks").write("gstg", r, "").is_ok());
+    locks::FileStore store(dir.path() + "/locks");
+    BOOST_REQUIRE(store.write("gstg", r, "").is_ok());
+    BOOST_REQUIRE(store.write_waiter("gstg", r.waiters[0], "").is_ok());  // its own record
     DashboardOptions o;
     o.out_dir = dir.path() + "/site";
     o.config_path = dir.path() + "/envgate.yml";
