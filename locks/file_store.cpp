@@ -119,19 +119,17 @@ Result<Versioned> decode_record_file(const std::string& text, const std::string&
     return Versioned{std::move(record), std::to_string(revision), {}};
 }
 
-// Reads a stored file: the record and its revision ("" when there is no file).
-Result<Versioned> read_file(const std::string& path, const std::string& name) {
+// A whole file's text; `not_found` when there is none.
+Result<std::string> read_text(const std::string& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) {
         if (errno == ENOENT) {
-            LockRecord free_record;
-            free_record.name = name;
-            return Versioned{free_record, "", {}};
+            return Status(Code::not_found, path + ": no such file");
         }
         return io_error("cannot open", path);
     }
     std::string text;
-    char buf[8192];
+    char buf[4096];
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof(buf));
         if (n < 0 && errno == EINTR) {
@@ -141,10 +139,24 @@ Result<Versioned> read_file(const std::string& path, const std::string& name) {
             return io_error("cannot read", path);
         }
         if (n == 0) {
-            break;
+            return text;
         }
         text.append(buf, static_cast<std::size_t>(n));
     }
+}
+
+// Reads a stored file: the record and its revision ("" when there is no file).
+Result<Versioned> read_file(const std::string& path, const std::string& name) {
+    Result<std::string> read = read_text(path);
+    if (!read.is_ok()) {
+        if (read.status().code() != Code::not_found) {
+            return read.status();
+        }
+        LockRecord free_record;
+        free_record.name = name;
+        return Versioned{free_record, "", {}};
+    }
+    const std::string& text = read.value();
     auto decoded = decode_record_file(text, name);
     if (!decoded.is_ok()) {
         return decoded.status().with_context(path + ": not a lock record");
@@ -209,31 +221,6 @@ std::string waiter_file_name(const std::string& id) {
         out = out.substr(0, 150) + tail;
     }
     return out + ".json";
-}
-
-Result<std::string> read_text(const std::string& path) {
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) {
-        if (errno == ENOENT) {
-            return Status(Code::not_found, path + ": no such file");
-        }
-        return io_error("cannot open", path);
-    }
-    std::string text;
-    char buf[4096];
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof(buf));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return io_error("cannot read", path);
-        }
-        if (n == 0) {
-            return text;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-    }
 }
 
 // A waiter file: its entry (with the file's revision as its version). A file that is
