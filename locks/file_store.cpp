@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <string_view>
 
 #include "locks/record_json.h"
 #include "runner/utf8.h"
@@ -169,9 +170,39 @@ Result<Versioned> read_file(const std::string& path, const std::string& name) {
 constexpr std::uint32_t k_record_events =
     IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
-// Reads the pending inotify events; true when one may concern `file` (in the folder
-// watched as `record_wd`) or a waiter file (any other watch, not a dot file).
-Result<bool> drain_events(int fd, const std::string& file, int record_wd, const std::string& dir) {
+// Which inotify events wake a wait: in the folder watched as `record_wd`, those that
+// name the lock's record file (`record`; empty: none do); in the queue's folder, those
+// that name a waiter file other than `self` (or only `predecessor`'s, when set), and
+// the removal of `self`. The watch itself going away always wakes it.
+struct WakeFilter {
+    int record_wd = -1;
+    std::string record;
+    std::string self;
+    std::string predecessor;
+
+    bool wakes(const inotify_event& e) const {
+        if ((e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) != 0) {
+            return true;
+        }
+        if (e.len == 0) {
+            return false;
+        }
+        std::string_view file(e.name);
+        if (e.wd == record_wd) {
+            return !record.empty() && file == record;
+        }
+        if (file.front() == '.') {
+            return false;  // a temp file on its way in
+        }
+        if (!self.empty() && file == self) {
+            return (e.mask & (IN_DELETE | IN_MOVED_FROM)) != 0;
+        }
+        return predecessor.empty() || file == predecessor;
+    }
+};
+
+// Reads the pending inotify events; true when one of them wakes the wait.
+Result<bool> drain_events(int fd, const WakeFilter& filter, const std::string& dir) {
     bool ours = false;
     alignas(inotify_event) char buf[4096];
     for (;;) {
@@ -187,10 +218,7 @@ Result<bool> drain_events(int fd, const std::string& file, int record_wd, const 
         }
         for (char* p = buf; p < buf + n;) {
             const auto* e = reinterpret_cast<const inotify_event*>(p);
-            bool self =
-                (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) != 0;
-            bool named = e->len > 0 && (e->wd == record_wd ? file == e->name : e->name[0] != '.');
-            ours = ours || self || named;
+            ours = ours || filter.wakes(*e);
             p += sizeof(inotify_event) + e->len;
         }
     }
@@ -485,17 +513,26 @@ void FileStore::remove_torn_temps(const std::string& name) const {
 
 // Arms the lock's inotify watch (once: the record's folder and the queue's, kept for
 // the next waits; queue changes since the last read are in it), compares the stored
-// version (so a write of the record before the wait is not missed); then sleeps in poll(2) until an
-// event names the record or a waiter file (a change: the caller re-reads), `max_wait` passes or a
-// signal arrives (EINTR, or `interrupted` looked at every 200 ms).
+// version (so a write of the record before the wait is not missed); then sleeps in
+// poll(2) until an event that concerns the waiter (WakeFilter: with a narrow scope, its
+// predecessor's file, or the record once it is first) arrives (the caller re-reads),
+// `max_wait` passes or a signal arrives (EINTR, or `interrupted` looked at every 200 ms).
 Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::string& version,
                                            Duration max_wait,
-                                           const std::function<bool()>& interrupted) {
+                                           const std::function<bool()>& interrupted,
+                                           const WaitScope& scope) {
     TRY(check_lock_name(name));
-    const std::string file = name + ".json";
+    WakeFilter filter;
+    filter.record = name + ".json";
+    if (scope.narrow) {
+        filter.self = waiter_file_name(scope.self);
+        if (!scope.predecessor.empty()) {
+            filter.record.clear();
+            filter.predecessor = waiter_file_name(scope.predecessor);
+        }
+    }
     const auto end = std::chrono::steady_clock::now() + max_wait;
     int fd = -1;
-    int record_wd = -1;
     bool armed_now = false;
     {
         std::lock_guard lock(m_mutex);
@@ -518,7 +555,7 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
             armed_now = true;
         }
         fd = it->second.fd;
-        record_wd = it->second.record_wd;
+        filter.record_wd = it->second.record_wd;
     }
     (void)armed_now;
     auto current = read_record(name);  // a write that landed before this wait
@@ -541,7 +578,7 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
         }
         if (n > 0) {
             std::lock_guard lock(m_mutex);
-            TRY_ASSIGN(bool ours, drain_events(fd, file, record_wd, m_directory));
+            TRY_ASSIGN(bool ours, drain_events(fd, filter, m_directory));
             if (ours) {
                 return WaitEnd::changed;  // every write renames a new revision in
             }

@@ -37,8 +37,8 @@ class FileStore : public LockStore {
     Result<std::string> write(const std::string& name, const LockRecord& record,
                               const std::string& version) override;
     Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
-                                    Duration max_wait,
-                                    const std::function<bool()>& interrupted) override;
+                                    Duration max_wait, const std::function<bool()>& interrupted,
+                                    const WaitScope& scope) override;
     Result<std::vector<std::string>> list() override;
     std::string describe() const override;
 

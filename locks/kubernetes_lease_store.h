@@ -67,8 +67,8 @@ class KubernetesLeaseStore : public LockStore {
                                      const std::string& version) override;
     Status remove_waiter(const std::string& name, const std::string& id) override;
     Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
-                                    Duration max_wait,
-                                    const std::function<bool()>& interrupted) override;
+                                    Duration max_wait, const std::function<bool()>& interrupted,
+                                    const WaitScope& scope) override;
     Result<std::vector<std::string>> list() override;
     std::string describe() const override;
 

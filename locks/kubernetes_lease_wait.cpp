@@ -192,10 +192,12 @@ std::optional<std::pair<std::optional<json>, kube::ObjectList>> KubernetesLeaseS
 
 // Waits until the follower delivers something newer than `version`, `max_wait`
 // passes, or `interrupted` says so (looked at every 100 ms: a signal does not wake a
-// wait).
+// wait). Every change wakes it (the scope is not used): a wake costs no API request,
+// only a look at what the one watch already delivered.
 Result<WaitEnd> KubernetesLeaseStore::wait_for_change(const std::string& name,
                                                       const std::string& version, Duration max_wait,
-                                                      const std::function<bool()>& interrupted) {
+                                                      const std::function<bool()>& interrupted,
+                                                      const WaitScope& /*scope*/) {
     TRY(check_lock_name(name));
     LeaseFollower& f = follower(name);
     const auto until = std::chrono::steady_clock::now() + max_wait;

@@ -205,7 +205,7 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
             return give_up(spec, who, AcquireEnd::timed_out, d, record, 0);
         }
         report_wait(spec, d, record, started);
-        wait_for_change(spec, who, record, version, deadline);
+        wait_for_change(spec, who, record, version, deadline, wait_scope(spec, who, record, d));
     }
 }
 
@@ -239,8 +239,42 @@ TimePoint LockManager::next_due(const LockSpec& spec, const LockRecord& r, const
     return due;
 }
 
+// In a FIFO queue, a numbered waiter only needs waking when the live waiter just
+// ahead of it changes or leaves (or, once it is first, when the lock record changes):
+// a hand-off then wakes one waiter, not the whole queue. Anything else (another order,
+// a legacy entry, no number yet) is woken by every change.
+WaitScope wait_scope(const LockSpec& spec, const Holder& who, const LockRecord& r,
+                     const Decision& d) {
+    WaitScope scope;
+    if (spec.order != QueueOrder::oldest_first) {
+        return scope;
+    }
+    std::vector<Waiter> queue = r.waiters;
+    sort_queue(queue);
+    std::string predecessor;
+    for (const Waiter& w : queue) {
+        if (w.legacy) {
+            return scope;
+        }
+        if (w.who.id == who.id) {
+            if (w.joining()) {
+                return scope;
+            }
+            scope.narrow = true;
+            scope.self = who.id;
+            scope.predecessor = predecessor;
+            return scope;
+        }
+        if (std::find(d.dead.begin(), d.dead.end(), w.who.id) == d.dead.end()) {
+            predecessor = w.who.id;
+        }
+    }
+    return scope;  // not in the queue
+}
+
 void LockManager::wait_for_change(const LockSpec& spec, const Holder& who, const LockRecord& r,
-                                  const std::string& version, TimePoint deadline) {
+                                  const std::string& version, TimePoint deadline,
+                                  const WaitScope& scope) {
     TimePoint now = m_clock.now();
     TimePoint poll_wake = std::min(now + m_options.poll_interval, deadline);
     if (m_options.watch_store) {
@@ -249,7 +283,7 @@ void LockManager::wait_for_change(const LockSpec& spec, const Holder& who, const
         if (m_pending_signal) {
             interrupted = [this] { return m_pending_signal() != 0; };
         }
-        auto waited = m_store.wait_for_change(spec.name, version, wake - now, interrupted);
+        auto waited = m_store.wait_for_change(spec.name, version, wake - now, interrupted, scope);
         if (waited.is_ok() && *waited == WaitEnd::changed) {
             return;
         }

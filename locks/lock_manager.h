@@ -73,7 +73,7 @@ class LockManager {
                                       LockRecord& record, std::string* version = nullptr);
     // Waits until the lock may have changed from `version` or a time-based rule is due.
     void wait_for_change(const LockSpec& spec, const Holder& who, const LockRecord& r,
-                         const std::string& version, TimePoint deadline);
+                         const std::string& version, TimePoint deadline, const WaitScope& scope);
     TimePoint next_due(const LockSpec& spec, const LockRecord& r, const Holder& who,
                        TimePoint deadline);
     void report_wait(const LockSpec& spec, const Decision& d, const LockRecord& r,
@@ -94,5 +94,10 @@ class LockManager {
     TimePoint m_last_report{};
     bool m_watch_failure_reported = false;
 };
+
+// What waiter `who` must be woken for while it waits for lock `spec.name` as `r` and
+// `d` (the decision that made it wait) show: see WaitScope.
+WaitScope wait_scope(const LockSpec& spec, const Holder& who, const LockRecord& r,
+                     const Decision& d);
 
 }  // namespace envgate::locks

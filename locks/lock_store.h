@@ -22,6 +22,15 @@ enum class WaitEnd {
     unwatched,  // this store cannot wait for changes: the caller sleeps and re-reads
 };
 
+// Whose wait it is, so a store may sleep through changes that cannot concern it
+// (etcd's lock recipe: a waiter in a FIFO queue watches the one just ahead of it, not
+// the whole queue). The default, `narrow` false, wakes on every change.
+struct WaitScope {
+    bool narrow = false;
+    std::string self;         // narrow: the waiter's own id (its own writes do not wake it)
+    std::string predecessor;  // narrow: the live waiter just ahead ("" = it is first)
+};
+
 // A record and the opaque token that identifies the stored version it came from.
 // An empty version means "no record stored yet" (the lock is free). `token` marks
 // the point the whole read (lock record and queue) was taken at: wait_for_change
@@ -67,10 +76,13 @@ class LockStore {
     // `max_wait` (real time), and says how it ended. A store that cannot watch says
     // WaitEnd::unwatched at once. Ends early, as timed_out, soon after `interrupted`
     // (when set) returns true, or a signal arrives. Callers re-read, and decide by what
-    // they read, never by the answer alone.
+    // they read, never by the answer alone. A narrow `scope` lets a store skip what
+    // cannot concern that waiter: the lock record while someone is ahead of it, the
+    // records of waiters behind it, its own writes (not its record's removal).
     virtual Result<WaitEnd> wait_for_change(const std::string& /*name*/,
                                             const std::string& /*version*/, Duration /*max_wait*/,
-                                            const std::function<bool()>& /*interrupted*/) {
+                                            const std::function<bool()>& /*interrupted*/,
+                                            const WaitScope& /*scope*/) {
         return WaitEnd::unwatched;
     }
 

@@ -42,7 +42,8 @@ class WatchingStore : public test::MemoryLockStore {
   public:
     explicit WatchingStore(test::FakeClock& clock) : m_clock(clock) {}
     Result<WaitEnd> wait_for_change(const std::string&, const std::string&, Duration max_wait,
-                                    const std::function<bool()>&) override {
+                                    const std::function<bool()>&, const WaitScope& scope) override {
+        scopes.push_back(scope);
         waits.push_back(max_wait);
         if (on_wait) {
             return on_wait(max_wait);
@@ -51,6 +52,7 @@ class WatchingStore : public test::MemoryLockStore {
         return WaitEnd::timed_out;
     }
     std::vector<Duration> waits;
+    std::vector<WaitScope> scopes;
     std::function<Result<WaitEnd>(Duration)> on_wait;
 
   private:
@@ -219,6 +221,37 @@ BOOST_AUTO_TEST_CASE(heartbeat_renews_until_stopped_and_notices_a_lost_lock) {
         BOOST_TEST(beat.lost());
     }
     BOOST_TEST(renewals.load() == 5);
+}
+
+// A FIFO waiter is woken by the live waiter just ahead of it (or, when first, by the
+// lock record); any other order, a legacy entry or a waiter without a number yet, by
+// every change.
+BOOST_AUTO_TEST_CASE(a_fifo_waiter_waits_on_the_live_waiter_just_ahead_of_it) {
+    LockRecord r;
+    r.name = "gstg";
+    r.state = LockState::held;
+    r.holder = who("p1");
+    for (int i = 2; i <= 5; ++i) {
+        Waiter w(who("p" + std::to_string(i)), k_t0, k_t0, minutes(1));
+        w.seq = 7 - i;  // p5 has number 2, ..., p2 number 5
+        r.waiters.push_back(w);
+    }
+    Decision d;
+    WaitScope first = wait_scope(spec(), who("p5"), r, d);
+    BOOST_TEST(first.narrow);
+    BOOST_TEST(first.self == "p5");
+    BOOST_TEST(first.predecessor == "");
+    BOOST_TEST(wait_scope(spec(), who("p3"), r, d).predecessor == "p4");
+    d.dead = {"p4"};  // seen unchanged for its TTL: skipped
+    BOOST_TEST(wait_scope(spec(), who("p3"), r, d).predecessor == "p5");
+    BOOST_TEST(!wait_scope(spec(), who("p9"), r, d).narrow);  // not in the queue
+    LockSpec newest = spec();
+    newest.order = QueueOrder::newest_first;
+    BOOST_TEST(!wait_scope(newest, who("p3"), r, d).narrow);
+    r.waiters[0].seq = 0;  // p2 is joining
+    BOOST_TEST(!wait_scope(spec(), who("p2"), r, d).narrow);
+    r.waiters[3].legacy = true;  // p5
+    BOOST_TEST(!wait_scope(spec(), who("p3"), r, d).narrow);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

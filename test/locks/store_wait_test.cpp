@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <future>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -53,7 +54,7 @@ Timed timed_wait(LockStore& store, const std::string& name, const std::string& v
                  Duration max_wait) {
     auto start = steady_clock::now();
     Timed t;
-    t.end = store.wait_for_change(name, version, max_wait, {});
+    t.end = store.wait_for_change(name, version, max_wait, {}, {});
     t.took = duration_cast<Duration>(steady_clock::now() - start);
     return t;
 }
@@ -110,11 +111,68 @@ BOOST_AUTO_TEST_CASE(file_store_other_locks_and_temp_files_do_not_wake_the_waite
     BOOST_TEST((t.took >= milliseconds(300)));
 }
 
+// A narrow wait (a FIFO waiter) sleeps through the renewals of waiters behind it, its
+// own writes and, while someone is ahead, the lock record; its predecessor's write and
+// its own record's removal wake it.
+BOOST_AUTO_TEST_CASE(file_store_a_narrow_wait_wakes_for_its_predecessor_only) {
+    test::FileStoreFactory f;
+    auto a = f.make();
+    auto b = f.make();
+    std::string v1 = write_ok(*b, held_by("p1"), "");
+    std::map<std::string, std::string> versions;
+    auto queue = [&](const std::string& id, std::int64_t seq) {
+        Waiter w(Holder{}, k_t0, k_t0, minutes(1));
+        w.who.id = id;
+        w.seq = seq;
+        auto written = b->write_waiter("gstg", w, versions[id]);
+        BOOST_REQUIRE(written.is_ok());
+        versions[id] = *written;
+    };
+    queue("p2", 1);
+    queue("p3", 2);
+    queue("p4", 3);
+    BOOST_REQUIRE(a->read("gstg").is_ok());
+    WaitScope scope{true, "p3", "p2"};
+    auto wait = [&](Duration max_wait) {
+        auto start = steady_clock::now();
+        auto end = a->wait_for_change("gstg", v1, max_wait, {}, scope);
+        BOOST_REQUIRE(end.is_ok());
+        return std::pair{*end, steady_clock::now() - start};
+    };
+    auto during_wait = [&](const std::function<void()>& act) {
+        auto waiting = std::async(std::launch::async, [&] { return wait(seconds(2)); });
+        std::this_thread::sleep_for(milliseconds(100));
+        act();
+        return waiting.get();
+    };
+    // Behind it, itself, a newcomer, and the record while p2 is ahead: it sleeps on.
+    auto slept = during_wait([&] {
+        queue("p4", 3);
+        queue("p3", 2);
+        queue("p5", 4);
+        v1 = write_ok(*b, held_by("p1", 1), v1);
+    });
+    BOOST_TEST((slept.first == WaitEnd::timed_out));
+    BOOST_TEST((slept.second >= seconds(2)));
+    auto woken = during_wait([&] { queue("p2", 1); });
+    BOOST_TEST((woken.first == WaitEnd::changed));
+    BOOST_TEST((woken.second < seconds(2)));
+    woken = during_wait([&] { BOOST_REQUIRE(b->remove_waiter("gstg", "p3").is_ok()); });
+    BOOST_TEST((woken.first == WaitEnd::changed));
+    BOOST_TEST((woken.second < seconds(2)));
+    // First in line: the record wakes it.
+    scope = WaitScope{true, "p3", ""};
+    BOOST_REQUIRE(a->read("gstg").is_ok());
+    woken = during_wait([&] { v1 = write_ok(*b, held_by("p1", 2), v1); });
+    BOOST_TEST((woken.first == WaitEnd::changed));
+    BOOST_TEST((woken.second < seconds(2)));
+}
+
 BOOST_AUTO_TEST_CASE(file_store_without_a_directory_is_not_watched) {
     test::FileStoreFactory f;
     auto a = f.make();  // nothing written yet: no directory to watch
-    BOOST_TEST((*a->wait_for_change("gstg", "", seconds(1), {}) == WaitEnd::unwatched));
-    BOOST_TEST(a->wait_for_change("GSTG", "", seconds(1), {}).status().code() == Code::invalid);
+    BOOST_TEST((*a->wait_for_change("gstg", "", seconds(1), {}, {}) == WaitEnd::unwatched));
+    BOOST_TEST(a->wait_for_change("GSTG", "", seconds(1), {}, {}).status().code() == Code::invalid);
 }
 
 BOOST_AUTO_TEST_CASE(lease_store_lists_and_watches_its_lock_and_queue_and_reads_from_them) {
@@ -158,20 +216,21 @@ BOOST_AUTO_TEST_CASE(lease_store_waits_end_on_the_server_or_are_left_to_polling)
     std::string v1 = write_ok(*a, held_by("p1"), "");
     // The fake ends a watch with nothing to deliver, as the server after timeoutSeconds:
     // the Lease is unchanged, the next read needs no GET.
-    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(1), {}) == WaitEnd::timed_out));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(1), {}, {}) == WaitEnd::timed_out));
     auto gets = f.api->calls_made.size();
     BOOST_TEST(a->read("gstg")->version == v1);
     BOOST_TEST(f.api->calls_made.size() == gets);
     // A sub-second wait waits on the same watch.
-    BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(300), {}) == WaitEnd::timed_out));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(300), {}, {}) == WaitEnd::timed_out));
     std::string v2 = write_ok(*a, held_by("p1", 1), v1);
     f.api->compact();  // v1 is too old to watch from: 410 Gone, re-read
     auto c = f.make();
-    BOOST_TEST((*c->wait_for_change("gstg", v1, seconds(5), {}) == WaitEnd::changed));
+    BOOST_TEST((*c->wait_for_change("gstg", v1, seconds(5), {}, {}) == WaitEnd::changed));
     c.reset();  // its watch ends: the failure below is a's to meet
     // The watch's next request is refused: the wait says why.
     f.api->fail_next(Code::forbidden, "watch");
-    BOOST_TEST(a->wait_for_change("gstg", v2, seconds(5), {}).status().code() == Code::forbidden);
+    BOOST_TEST(a->wait_for_change("gstg", v2, seconds(5), {}, {}).status().code() ==
+               Code::forbidden);
 }
 
 BOOST_AUTO_TEST_CASE(lease_store_one_watch_serves_every_wait_of_the_process) {
@@ -186,14 +245,15 @@ BOOST_AUTO_TEST_CASE(lease_store_one_watch_serves_every_wait_of_the_process) {
     auto b = f.make();
     std::string v1 = write_ok(*b, held_by("p1"), "");
     for (int i = 0; i < 5; ++i) {
-        BOOST_TEST((*a->wait_for_change("gstg", v1, milliseconds(200), {}) == WaitEnd::timed_out));
+        BOOST_TEST(
+            (*a->wait_for_change("gstg", v1, milliseconds(200), {}, {}) == WaitEnd::timed_out));
     }
     // When: another process writes; then the sixth wait sees it on the same watch.
     std::string v2 = write_ok(*b, held_by("p1", 1), v1);
-    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(30), {}) == WaitEnd::changed));
+    BOOST_TEST((*a->wait_for_change("gstg", v1, seconds(30), {}, {}) == WaitEnd::changed));
     BOOST_TEST(a->read("gstg")->version == v2);
     // And a wait from the version it now knows does not wake on that old write.
-    BOOST_TEST((*a->wait_for_change("gstg", v2, milliseconds(200), {}) == WaitEnd::timed_out));
+    BOOST_TEST((*a->wait_for_change("gstg", v2, milliseconds(200), {}, {}) == WaitEnd::timed_out));
     auto watches = std::count_if(f.api->calls.begin(), f.api->calls.end(),
                                  [](const test::FakeCall& c) { return c.verb == "watch"; });
     BOOST_TEST(watches == 1);
@@ -208,7 +268,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_wait_ends_soon_on_both_stores) {
     int asked = 0;
     auto after_two = [&] { return ++asked > 2; };
     auto start = steady_clock::now();
-    BOOST_TEST((*f->wait_for_change("gstg", fv, minutes(1), after_two) == WaitEnd::timed_out));
+    BOOST_TEST((*f->wait_for_change("gstg", fv, minutes(1), after_two, {}) == WaitEnd::timed_out));
     BOOST_TEST((steady_clock::now() - start < seconds(30)));
 
     test::LeaseStoreFactory leases;
@@ -221,7 +281,7 @@ BOOST_AUTO_TEST_CASE(an_interrupted_wait_ends_soon_on_both_stores) {
     std::string lv = write_ok(*l, held_by("p1"), "");
     asked = 0;
     start = steady_clock::now();
-    BOOST_TEST((*l->wait_for_change("gstg", lv, minutes(1), after_two) == WaitEnd::timed_out));
+    BOOST_TEST((*l->wait_for_change("gstg", lv, minutes(1), after_two, {}) == WaitEnd::timed_out));
     BOOST_TEST((steady_clock::now() - start < seconds(30)));
     BOOST_TEST(l->read("gstg").is_ok());  // the store is usable while that watch runs on
     server_ends = true;                   // then it ends; ~KubernetesLeaseStore joins it
