@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gates/decode_json.h"
 #include "gates/failures.h"
 #include "runner/secrets.h"
@@ -190,6 +192,21 @@ void read_failed_run_log(kube::KubeApi& api, const JobIdentity& job, const gates
                              k_kept_lines, k_kept_bytes / 1024);
 }
 
+// A kept run without a command says why none shows it (reports name only commands that
+// work): its pod is gone or being deleted, or its container was killed or ran again.
+void note_no_command(FailedRun& run, const std::vector<gates::Pod>& pods) {
+    if (!run.log_command.empty() || run.log_note.find(" is gone") != std::string::npos ||
+        run.log_note.find("no longer shows it") != std::string::npos) {
+        return;
+    }
+    const bool live = std::any_of(pods.begin(), pods.end(), [&](const gates::Pod& p) {
+        return p.name == run.pod && !p.deletion_timestamp;
+    });
+    run.log_note += live ? "; kubectl logs does not show it: its container was killed, or ran "
+                           "again since"
+                         : "; kubectl logs no longer shows it: pod " + run.pod + " is gone";
+}
+
 }  // namespace
 
 FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
@@ -198,6 +215,7 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
     gates::Run which = gates::Run::current;
     FailedRun run = describe_failed_run(job, pods, failure, counts, which);
     read_failed_run_log(api, job, failure, which, run);
+    note_no_command(run, pods);
     return run;
 }
 
@@ -256,6 +274,7 @@ void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
         return;
     }
     read_failed_run_log(api, job, *verdict.last_failure, which, run);
+    note_no_command(run, pods);
     run.run = static_cast<int>(step.failed_runs.size()) + 1;
     std::string where = fmt::format("pod {}{}", run.pod,
                                     run.container.empty() ? "" : ", container " + run.container);

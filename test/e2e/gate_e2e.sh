@@ -55,8 +55,8 @@ scenario_crashloop() {
     [[ $(log_count "$T/events.log" '^MigrationsRetrying') == 2 ]] ||
         fail "want exactly 2 MigrationsRetrying events (one per failed run)"
     [[ $(wc -l <"$T/events.log") == 2 ]] || fail "unexpected envgate events"
-    [[ $(log_count "$T/events.log" "logs job/$job -c migrations --previous") == 2 ]] ||
-        fail "retry events lack the logs --previous command"
+    [[ $(log_count "$T/events.log" "logs pod/$job-[a-z0-9]+ -c migrations --previous") == 2 ]] ||
+        fail "retry events lack the logs --previous command naming the pod"
     "${K[@]}" get events -n "$NS" -o json | jq -e --arg j "$job" '[.items[]
         | select(.reason == "MigrationsRetrying" and .type == "Warning"
           and .involvedObject.name == $j)] | length == 2' >/dev/null ||
