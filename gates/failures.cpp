@@ -288,6 +288,75 @@ Run run_of(const std::vector<const Pod*>& pods, const Failure& f) {
     return Run::previous;
 }
 
+std::optional<Run> shows_run(const ContainerStatus& c, int run) {
+    const int r = c.restart_count;
+    const bool back_off = !c.state.running && !c.state.terminated && c.last_state.terminated;
+    if (c.last_state.terminated && run == (back_off ? r + 1 : r)) {
+        return Run::previous;
+    }
+    if (run == r + 1 && (c.state.terminated || back_off)) {
+        return Run::current;
+    }
+    return std::nullopt;
+}
+
+const Pod* live_pod(const std::vector<const Pod*>& pods, const std::string& name) {
+    for (const Pod* pod : pods) {
+        if (pod->name == name) {
+            return pod->deletion_timestamp ? nullptr : pod;
+        }
+    }
+    return nullptr;
+}
+
+namespace {
+
+// Whether the terminated run `t` is the one `f` describes, or a later run of the same
+// container that failed alike (the line that counts it names the newest failed run;
+// `f.at` may be the time a pass first saw it, when the run has no finishedAt).
+bool is_run_of(const ContainerTerminated& t, const Failure& f) {
+    return t.exit_code == f.exit_code.value_or(t.exit_code) && t.reason == f.reason &&
+           t.message == f.message && (!t.finished_at || !f.at || *t.finished_at >= *f.at);
+}
+
+}  // namespace
+
+std::optional<std::string> run_logs_command(const std::string& ns,
+                                            const std::vector<const Pod*>& pods, const Failure& f) {
+    const Pod* pod = live_pod(pods, f.pod);
+    if (pod == nullptr || !f.container) {
+        return std::nullopt;
+    }
+    for (const auto* list : {&pod->containers, &pod->init_containers}) {
+        for (const ContainerStatus& c : *list) {
+            if (c.name != *f.container) {
+                continue;
+            }
+            if (f.kind == FailureKind::pod) {
+                // A pod that failed as a whole ran its container once more at most: the
+                // current one, when the exit code is the migration's own.
+                if (!f.exit_code_trusted || !c.state.terminated) {
+                    return std::nullopt;
+                }
+                return pod_logs_command(ns, f.pod, c.name, Run::current);
+            }
+            const ContainerTerminated* t = failed_run(*pod, c);
+            if (t == nullptr || !is_run_of(*t, f)) {
+                return std::nullopt;  // a later run of the container replaced it
+            }
+            const bool back_off = !c.state.running && !c.state.terminated;
+            const bool current = c.state.terminated && t == &*c.state.terminated;
+            const int run = current || back_off ? c.restart_count + 1 : c.restart_count;
+            auto which = shows_run(c, run);
+            if (!which) {
+                return std::nullopt;
+            }
+            return pod_logs_command(ns, f.pod, c.name, *which);
+        }
+    }
+    return std::nullopt;
+}
+
 std::string describe_command(const std::string& ns, const std::string& job) {
     return "kubectl -n " + shell_quote(ns) + " describe " + "job/" + shell_quote(job);
 }

@@ -36,6 +36,27 @@ std::string pod_logs_command(const std::string& ns, const std::string& pod,
 Run run_of(const std::vector<const Pod*>& pods, const Failure& failure);
 std::string describe_command(const std::string& ns, const std::string& job);
 
+// Which `kubectl logs` of container `c` shows its run number `run` (1 for its first)
+// now, or nullopt when none does: --previous shows the kubelet's lastState (the run
+// before the current one, or in back-off the failed run itself); without it, the
+// current run (terminated, or in back-off the lastState, as the kubelet serves it).
+// In back-off both show the failed run; --previous keeps showing it while the next
+// run runs, so it is preferred.
+std::optional<Run> shows_run(const ContainerStatus& c, int run);
+
+// The command that shows the failed run `failure` now, naming its pod: `kubectl -n NS
+// logs pod/P -c C`, with --previous when the run is the container's lastState, without
+// for a run not restarted yet or a pod that failed as a whole (its container's one
+// run). nullopt when no such command shows that run: its pod is not in `pods` or is
+// being deleted, a later run of the container replaced it, or the container was
+// killed (its exit code is not the migration's: no log of the failure).
+std::optional<std::string> run_logs_command(const std::string& ns,
+                                            const std::vector<const Pod*>& pods,
+                                            const Failure& failure);
+
+// The pod named `name` in `pods` when it is there and not being deleted, else nullptr.
+const Pod* live_pod(const std::vector<const Pod*>& pods, const std::string& name);
+
 // A pod's status and events: where a waiting cause (a missing Secret, an image pull, the
 // scheduler's reason) is told; `describe job` shows neither.
 std::string describe_pod_command(const std::string& ns, const std::string& pod);

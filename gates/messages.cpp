@@ -47,20 +47,37 @@ std::string attempt_text(const Counts& c) {
            std::to_string(c.left) + " left";
 }
 
-std::optional<std::string> failure_command(const GateMemory& mem,
-                                           const std::vector<const Pod*>& pods) {
+// What a line says to see more of the last failure: the command that shows that run's
+// log now (`logs`), else its pod's status while the pod is there, else the Job's, with
+// a note that the pod is gone and where the tail of its log was kept.
+struct FailureCommand {
+    std::optional<std::string> command;
+    bool logs = false;
+    std::string note;  // "; pod P is gone: ..." or empty
+
+    // "; pod P is gone: .... Logs: kubectl ..." (what follows the failure's text).
+    std::string text() const {
+        return command ? note + (logs ? ". Logs: " : ". Details: ") + *command : note;
+    }
+};
+
+FailureCommand failure_command(const GateMemory& mem, const std::vector<const Pod*>& pods) {
     if (!mem.last_failure) {
-        return std::nullopt;
+        return {};
     }
     const Failure& f = *mem.last_failure;
-    // `kubectl logs job/...` reads a pod of the Job: once the failed run's pod is gone,
-    // it would read another pod's runs or none (the Job's events still say what failed).
-    bool pod_there =
-        std::any_of(pods.begin(), pods.end(), [&](const Pod* p) { return p->name == f.pod; });
-    if (f.kind == FailureKind::restart && f.container && pod_there) {
-        return logs_command(mem.job_namespace, mem.job_name, *f.container, run_of(pods, f));
+    // Named by pod: `kubectl logs job/...` reads whichever pod kubectl picks, and its
+    // newest run, not necessarily the failed one (and waits for a pod once it is gone).
+    if (auto logs = run_logs_command(mem.job_namespace, pods, f)) {
+        return {std::move(logs), true, ""};
     }
-    return describe_command(mem.job_namespace, mem.job_name);
+    if (live_pod(pods, f.pod) != nullptr) {
+        return {describe_pod_command(mem.job_namespace, f.pod), false, ""};
+    }
+    return {describe_command(mem.job_namespace, mem.job_name), false,
+            "; pod " + f.pod +
+                " is gone: the last lines of its log, read when the gate saw the failure, "
+                "are in this job log and the reports"};
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -127,7 +144,8 @@ void explain_suspended(const Pass& p, Verdict& v) {
 
 void explain_retrying(const Pass& p, Verdict& v, bool rose) {
     v.progressing.reason = names(p.gate).retry_reason;
-    v.command = failure_command(v.memory, p.pods);
+    const FailureCommand more = failure_command(v.memory, p.pods);
+    v.command = more.command;
     std::string m = attempt_text(v.counts);
     if (std::string past = past_limit_text(v.counts); !past.empty()) {
         m += " (" + past + ")";
@@ -142,10 +160,9 @@ void explain_retrying(const Pass& p, Verdict& v, bool rose) {
     m += notes(p.job);
     if (!v.command && managed_elsewhere(p.job)) {
         v.command = describe_command(p.job.namespace_, p.job.name);
-    }
-    if (v.command) {
-        bool logs = v.memory.last_failure && v.memory.last_failure->kind == FailureKind::restart;
-        m += std::string(logs ? ". Logs: " : ". Details: ") + *v.command;
+        m += ". Details: " + *v.command;
+    } else {
+        m += more.text();
     }
     v.progressing.message = m;
     if (rose) {
@@ -162,13 +179,15 @@ std::string spent_text(const Pass& p, const Verdict& v) {
 
 void explain_failing(const Pass& p, Verdict& v) {
     v.progressing.reason = names(p.gate).running_reason;
-    v.command = p.ending.reason == "PodFailurePolicy"
-                    ? describe_command(p.job.namespace_, p.job.name)
-                    : failure_command(v.memory, p.pods);
+    FailureCommand more =
+        p.ending.reason == "PodFailurePolicy"
+            ? FailureCommand{describe_command(p.job.namespace_, p.job.name), false, ""}
+            : failure_command(v.memory, p.pods);
+    v.command = more.command;
     v.progressing.message =
         p.ref + " is failing: " + p.ending.reason + ": " + p.ending.message + notes(p.job) +
         "; its remaining pods are being stopped. Last failure: " + last_failure_text(v.memory) +
-        spent_text(p, v) + (v.command ? ". Details: " + *v.command : "");
+        spent_text(p, v) + more.text();
 }
 
 // Events outlive their Job by the API server's event TTL (an hour by default): a failed
@@ -231,10 +250,7 @@ void record_late_retry(const Pass& p, Verdict& v) {
                     (v.state == State::succeeded ? "the Job had completed"
                                                  : "it no longer counted against the limit") +
                     ": " + last_failure_text(v.memory);
-    if (auto command = failure_command(v.memory, p.pods)) {
-        bool logs = v.memory.last_failure->kind == FailureKind::restart;
-        m += std::string(logs ? ". Logs: " : ". Details: ") + *command;
-    }
+    m += failure_command(v.memory, p.pods).text();
     v.event = Event{"Warning", names(p.gate).retry_event, m};
 }
 

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <set>
+#include <utility>
 
 #include "gates/decode_json.h"
 #include "gates/evaluate.h"
+#include "gates/failures.h"
 #include "gates/memory_json.h"
 #include "runner/exit_status.h"
 #include "runner/gate/gate_pass.h"
@@ -63,13 +67,6 @@ std::string verdict_line(const gates::GateNames& names, const gates::Verdict& v)
         own_line ? without_command(v.progressing.message, *v.command) : v.progressing.message);
 }
 
-// Whether an earlier change of the gate printed `command` on its line of its own.
-bool printed_before(const std::vector<VerdictChange>& history, const std::string& command) {
-    return std::any_of(history.begin(), history.end(), [&](const VerdictChange& h) {
-        return h.state != "running" && h.state != "suspended" && h.command == command;
-    });
-}
-
 }  // namespace
 
 struct GateRunner::Pass {
@@ -120,6 +117,57 @@ std::vector<gates::Pod> newest_pods(ChangeWatch& watch) {
         }
     }
     return out;
+}
+
+// How long a retry's line waits, at most, for the kubelet to restart the container whose
+// failed run it names while that run is still the container's current one.
+constexpr Duration k_restart_bound = std::chrono::seconds(1);
+
+// A verdict line names its failed run `kubectl logs pod/P -c C` without --previous while
+// the run is its container's current, terminated one. For an OnFailure Job's retry the
+// kubelet restarts that container next (the first time at once), after which that
+// command shows the next run and `--previous` shows this one. So the line waits for the
+// restart, at most k_restart_bound (real time, whatever the gate's clock), and names the
+// run as the pod shows it then. True when it waited (a change it consumed is then the
+// next pass's without a wait).
+bool name_the_run_after_its_restart(ChangeWatch& watch, Clock& clock, gates::Verdict& v,
+                                    const std::optional<gates::Job>& job,
+                                    const std::function<int()>& pending_signal) {
+    if (!job || job->restart_policy != "OnFailure" || v.state != gates::State::retrying ||
+        !v.command || !v.last_failure || v.last_failure->kind != gates::FailureKind::restart ||
+        v.command->find(" logs pod/") == std::string::npos || v.command->ends_with(" --previous")) {
+        return false;
+    }
+    const auto real_until = std::chrono::steady_clock::now() + k_restart_bound;
+    auto stop = [&] {
+        return pending_signal() != 0 || std::chrono::steady_clock::now() >= real_until ? 1 : 0;
+    };
+    bool waited = false;
+    while (stop() == 0) {
+        std::vector<gates::Pod> pods = newest_pods(watch);
+        std::vector<const gates::Pod*> listed;
+        for (const auto& pod : pods) {
+            listed.push_back(&pod);
+        }
+        auto now = gates::run_logs_command(v.memory.job_namespace, listed, *v.last_failure);
+        if (!now || *now != *v.command) {
+            for (std::string* text :
+                 {&v.progressing.message, v.event ? &v.event->message : nullptr}) {
+                if (text != nullptr && now && text->ends_with(*v.command)) {
+                    text->replace(text->size() - v.command->size(), v.command->size(), *now);
+                }
+            }
+            if (now) {
+                v.command = std::move(now);
+            }
+            return waited;
+        }
+        waited = true;
+        if (!watch.wait(clock.now() + k_restart_bound, stop)) {
+            break;
+        }
+    }
+    return waited;
 }
 
 }  // namespace
@@ -347,10 +395,9 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
         }
     }
     m_log.line(tone_for_state(change.state), verdict_line(names, v));
-    // Each retry of a Job names the same command: it is printed once, and again under
-    // the failure, where a reader of the log's end looks.
-    if (command_on_own_line(v) &&
-        (v.state == gates::State::failed || !printed_before(step.history, *v.command))) {
+    // Each line's command names its own run (its pod, --previous or not): printed with
+    // every line, as it works at that moment.
+    if (command_on_own_line(v)) {
         m_log.command(*v.command);
     }
     step.history.push_back(std::move(change));
@@ -461,6 +508,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
     // Until when a pass waits for a Job write the Job controller owes (observe()).
     std::optional<TimePoint> expect_until;
+    bool skip_wait = false;  // a wait of this pass's took a change the next pass needs
     // Ends the gate when a signal is pending or its timeout passed: the exit code.
     auto interrupted = [&]() -> std::optional<int> {
         if (int sig = settings.pending_signal(); sig != 0) {
@@ -525,11 +573,17 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                         [&](const auto& uid) { return pass->pod_uids.count(uid) == 0; });
         departed.clear();
         seen_pods = pass->pod_uids;
+        if (cache != nullptr &&
+            name_the_run_after_its_restart(*cache, m_clock, pass->verdict, pass->decoded,
+                                           settings.pending_signal)) {
+            skip_wait = true;
+        }
         std::size_t said = step.history.size();
         last_pass = LastPass{pass->verdict.counts, pass->verdict.state,
                              std::max(pass->revision, last_pass ? last_pass->revision : 0)};
         report_change(settings, pass->verdict, step);
         keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
+        refresh_log_commands(id, pass->pods, step);
         Status kept = remember(settings, id, *pass, memory, saved, cache, pods_gone);
         if (!kept.is_ok()) {
             return finish(
@@ -554,7 +608,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         if (auto code = interrupted()) {
             return finish(settings, id, step, *code);
         }
-        if (!pass->behind) {
+        if (!pass->behind && !std::exchange(skip_wait, false)) {
             watch.wait(std::min({deadline, m_clock.now() + resync, progress.next()}),
                        settings.pending_signal);
         }

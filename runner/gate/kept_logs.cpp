@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "gates/decode_json.h"
 #include "gates/failures.h"
 #include "runner/secrets.h"
 
@@ -88,14 +91,60 @@ FailedRun describe_failed_run(const JobIdentity& job, const std::vector<gates::P
                 ? gates::run_of(seen, failure)
                 : gates::Run::current;
     run.container_run = container_run(pods, failure, which);
-    if (failure.container && failure.kind == gates::FailureKind::pod) {
-        // A pod per run: the command must name this run's pod.
-        run.log_command =
-            gates::pod_logs_command(job.namespace_, failure.pod, *failure.container, which);
-    } else if (failure.container) {
-        run.log_command = gates::logs_command(job.namespace_, job.name, *failure.container, which);
-    }
+    // Named by pod, and only while it shows this run (gates::run_logs_command).
+    run.log_command = gates::run_logs_command(job.namespace_, seen, failure).value_or("");
     return run;
+}
+
+// The pod of `run` as the API shows it now, decoded; nullopt when it cannot be read.
+std::optional<gates::Pod> pod_now(kube::KubeApi& api, const JobIdentity& job,
+                                  const FailedRun& run) {
+    auto got = api.get(kube::pods(job.namespace_, run.pod));
+    if (!got.is_ok()) {
+        return std::nullopt;
+    }
+    auto pod = gates::decode_pod_json(*got, "pod");
+    if (!pod.is_ok()) {
+        return std::nullopt;
+    }
+    return std::move(pod).value();
+}
+
+// Which `kubectl logs` of its container shows `run` now, per the API (nullopt: none).
+std::optional<gates::Run> shown_by(kube::KubeApi& api, const JobIdentity& job,
+                                   const FailedRun& run) {
+    auto pod = pod_now(api, job, run);
+    if (!pod || pod->deletion_timestamp) {
+        return std::nullopt;
+    }
+    for (const auto* list : {&pod->containers, &pod->init_containers}) {
+        for (const auto& c : *list) {
+            if (c.name == run.container) {
+                return gates::shows_run(c, run.container_run);
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+// Whether the container of `run`'s pod has not been restarted since the snapshot that
+// showed `run` as its current, terminated run, now that its log was read: restart counts
+// only rise, so a read before this check read that run. (The kubelet serves logs by its
+// own status, which it writes to the API at once: a restart between the two is seen
+// here, bar that write's own delay.) A pod that cannot be read is taken as unchanged.
+bool still_current(kube::KubeApi& api, const JobIdentity& job, const FailedRun& run) {
+    auto pod = pod_now(api, job, run);
+    if (!pod) {
+        return true;
+    }
+    for (const auto* list : {&pod->containers, &pod->init_containers}) {
+        for (const auto& c : *list) {
+            if (c.name == run.container) {
+                return c.restart_count < run.container_run;
+            }
+        }
+    }
+    return true;
 }
 
 // Reads the tail of `run`'s log into it (a log that cannot be read is noted).
@@ -117,12 +166,45 @@ void read_failed_run_log(kube::KubeApi& api, const JobIdentity& job, const gates
         return;
     }
     run.log_tail = mask_secrets(log_tail(*text));
+    if (which == gates::Run::current && failure.kind == gates::FailureKind::restart &&
+        !still_current(api, job, run)) {
+        // The kubelet restarted the container meanwhile: the log read may be the next
+        // run's. The failed run is now the one --previous shows, if nothing else failed.
+        run.log_tail.clear();
+        run.log_command.clear();
+        text =
+            api.logs(kube::pods(job.namespace_, failure.pod), {run.container, true, k_kept_lines});
+        if (auto shown = shown_by(api, job, run); text.is_ok() && shown == gates::Run::previous) {
+            run.log_tail = mask_secrets(log_tail(*text));
+            run.log_command = gates::pod_logs_command(job.namespace_, run.pod, run.container,
+                                                      gates::Run::previous);
+        } else {
+            run.log_note =
+                "its log could not be read: later runs of its container replaced it first";
+            return;
+        }
+    }
     run.log_note = run.log_tail.empty()
                        ? std::string("its log is empty")
                        : fmt::format(
                              "the last lines of its log (at most {} lines, {} KB), read "
                              "when the gate saw the failure",
                              k_kept_lines, k_kept_bytes / 1024);
+}
+
+// A kept run without a command says why none shows it (reports name only commands that
+// work): its pod is gone or being deleted, or its container was killed or ran again.
+void note_no_command(FailedRun& run, const std::vector<gates::Pod>& pods) {
+    if (!run.log_command.empty() || run.log_note.find(" is gone") != std::string::npos ||
+        run.log_note.find("no longer shows it") != std::string::npos) {
+        return;
+    }
+    const bool live = std::any_of(pods.begin(), pods.end(), [&](const gates::Pod& p) {
+        return p.name == run.pod && !p.deletion_timestamp;
+    });
+    run.log_note += live ? "; kubectl logs does not show it: its container was killed, or ran "
+                           "again since"
+                         : "; kubectl logs no longer shows it: pod " + run.pod + " is gone";
 }
 
 }  // namespace
@@ -133,7 +215,45 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
     gates::Run which = gates::Run::current;
     FailedRun run = describe_failed_run(job, pods, failure, counts, which);
     read_failed_run_log(api, job, failure, which, run);
+    note_no_command(run, pods);
     return run;
+}
+
+void refresh_log_commands(const JobIdentity& job, const std::vector<gates::Pod>& pods,
+                          StepReport& step) {
+    for (FailedRun& run : step.failed_runs) {
+        if (run.log_command.empty() || run.container.empty() ||
+            run.log_command.find(" logs pod/") == std::string::npos) {
+            continue;
+        }
+        const gates::Pod* pod = nullptr;
+        for (const auto& p : pods) {
+            if (p.name == run.pod) {
+                pod = &p;
+            }
+        }
+        std::optional<gates::Run> which;
+        if (pod != nullptr && !pod->deletion_timestamp) {
+            for (const auto* list : {&pod->containers, &pod->init_containers}) {
+                for (const auto& c : *list) {
+                    if (c.name == run.container) {
+                        which = run.container_run == 0 ? std::optional(gates::Run::current)
+                                                       : gates::shows_run(c, run.container_run);
+                    }
+                }
+            }
+        }
+        if (which) {
+            run.log_command =
+                gates::pod_logs_command(job.namespace_, run.pod, run.container, *which);
+            continue;
+        }
+        run.log_command.clear();
+        run.log_note += pod == nullptr || pod->deletion_timestamp
+                            ? "; kubectl logs no longer shows it: pod " + run.pod + " is gone"
+                            : "; kubectl logs no longer shows it: later runs of container " +
+                                  run.container + " replaced it";
+    }
 }
 
 void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
@@ -154,6 +274,7 @@ void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
         return;
     }
     read_failed_run_log(api, job, *verdict.last_failure, which, run);
+    note_no_command(run, pods);
     run.run = static_cast<int>(step.failed_runs.size()) + 1;
     std::string where = fmt::format("pod {}{}", run.pod,
                                     run.container.empty() ? "" : ", container " + run.container);

@@ -39,4 +39,12 @@ void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
                       const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
                       const gates::GateMemory& before, StepReport& step);
 
+// Keeps each failed run's log_command in `step` true to `pods` (a pass's): the form that
+// shows that run now (`--previous` once its container restarted), or none once no
+// `kubectl logs` shows it (its pod is gone or being deleted, later runs replaced it),
+// which its log_note then says. So the reports written at the end name only commands
+// that work then.
+void refresh_log_commands(const JobIdentity& job, const std::vector<gates::Pod>& pods,
+                          StepReport& step);
+
 }  // namespace envgate

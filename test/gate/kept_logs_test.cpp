@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(restarted_container_keeps_its_previous_run_masked) {
     BOOST_TEST(run.attempt == 1);
     BOOST_TEST(run.limit == 6);
     BOOST_TEST(run.log_command ==
-               "kubectl -n gitlab logs job/migrate-1a2b3c4d -c migrations --previous");
+               "kubectl -n gitlab logs pod/migrate-1a2b3c4d-x7k2p -c migrations --previous");
     BOOST_TEST(run.description.find("exited 1 (Error)") != std::string::npos, run.description);
 }
 
@@ -91,7 +91,8 @@ BOOST_AUTO_TEST_CASE(container_not_restarted_keeps_its_current_run) {
     api.set_logs(kube::pods("gitlab", pod.name), "migrations", false, "the failed run\n");
     FailedRun run = keep_failed_run(api, k_job, {pod}, failure_of(pod), {});
     BOOST_TEST(run.log_tail == "the failed run");
-    BOOST_TEST(run.log_command == "kubectl -n gitlab logs job/migrate-1a2b3c4d -c migrations");
+    BOOST_TEST(run.log_command ==
+               "kubectl -n gitlab logs pod/migrate-1a2b3c4d-x7k2p -c migrations");
 }
 
 // Given a pod that failed as a whole (restartPolicy Never: a pod per run), then the
@@ -253,6 +254,59 @@ BOOST_AUTO_TEST_CASE(same_failure_after_its_pod_is_gone_is_not_a_new_run) {
     BOOST_TEST(step.failed_runs[1].log_note.find("the pod was deleted") != std::string::npos,
                step.failed_runs[1].log_note);
     BOOST_TEST(log_reads() == 2);
+}
+
+// Given a snapshot showing run 1 of a container failed and not restarted yet, and the
+// kubelet restarting it before the gate reads the log (the API's pod now shows run 2
+// running), then the kept tail is run 1's (read with --previous), not run 2's, and the
+// command names the pod with --previous. (Found on the real kubelet: run 2's log kept
+// as run 1's.)
+BOOST_AUTO_TEST_CASE(a_restart_before_the_read_keeps_the_failed_run_not_the_next) {
+    test::FakeKubeApi api;
+    gates::Pod pod = failed_pod(false);
+    api.seed(kube::pods("gitlab", pod.name), nlohmann::json::parse(R"({
+        "metadata": {"name": "migrate-1a2b3c4d-x7k2p", "namespace": "gitlab", "uid": "uid-pod"},
+        "status": {"phase": "Running", "containerStatuses": [{
+            "name": "migrations", "restartCount": 1,
+            "state": {"running": {"startedAt": "2026-01-01T00:00:01Z"}},
+            "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}})"));
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", false, "run 2: migrating\n");
+    api.set_logs(kube::pods("gitlab", pod.name), "migrations", true, "run 1: migrating\n");
+    FailedRun run = keep_failed_run(api, k_job, {pod}, failure_of(pod), {});
+    BOOST_TEST(run.container_run == 1);
+    BOOST_TEST(run.log_tail == "run 1: migrating");
+    BOOST_TEST(run.log_command ==
+               "kubectl -n gitlab logs pod/migrate-1a2b3c4d-x7k2p -c migrations --previous");
+}
+
+// Given kept failed runs and the pods of a later pass, then each run's command is the one
+// that shows it then: --previous once its container restarted, none once a later run
+// replaced it or its pod is gone, which its note says.
+BOOST_AUTO_TEST_CASE(kept_commands_follow_the_pods_until_they_no_longer_work) {
+    const std::string cmd = "kubectl -n gitlab logs pod/migrate-1a2b3c4d-x7k2p -c migrations";
+    StepReport step;
+    FailedRun one;
+    one.pod = "migrate-1a2b3c4d-x7k2p";
+    one.container = "migrations";
+    one.container_run = 1;
+    one.log_command = cmd;
+    one.log_note = "the last lines of its log";
+    step.failed_runs = {one};
+    gates::Pod pod = failed_pod(true);  // run 1 is the lastState, run 2 runs
+    refresh_log_commands(k_job, {pod}, step);
+    BOOST_TEST(step.failed_runs[0].log_command == cmd + " --previous");
+    pod.containers[0].restart_count = 2;  // run 2 failed too and run 3 runs
+    refresh_log_commands(k_job, {pod}, step);
+    BOOST_TEST(step.failed_runs[0].log_command.empty());
+    BOOST_TEST(step.failed_runs[0].log_note ==
+               "the last lines of its log; kubectl logs no longer shows it: later runs of "
+               "container migrations replaced it");
+    step.failed_runs = {one};
+    refresh_log_commands(k_job, {}, step);
+    BOOST_TEST(step.failed_runs[0].log_command.empty());
+    BOOST_TEST(step.failed_runs[0].log_note ==
+               "the last lines of its log; kubectl logs no longer shows it: pod "
+               "migrate-1a2b3c4d-x7k2p is gone");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

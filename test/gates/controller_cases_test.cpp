@@ -180,10 +180,27 @@ BOOST_AUTO_TEST_CASE(a_suspended_job_is_its_own_state) {
 // (lastState) it has.
 BOOST_AUTO_TEST_CASE(logs_of_a_run_not_restarted_yet_are_the_current_ones) {
     Verdict first = eval(job(), {with_containers(pod("p"), {terminated("migrations", term(1))})});
-    BOOST_TEST(first.command.value_or("") == "kubectl -n gitlab logs job/mig -c migrations");
+    BOOST_TEST(first.command.value_or("") == "kubectl -n gitlab logs pod/p -c migrations");
     Verdict backoff = eval(job(), {with_containers(pod("p"), {crashloop("migrations", 0)})});
     BOOST_TEST(backoff.command.value_or("") ==
-               "kubectl -n gitlab logs job/mig -c migrations --previous");
+               "kubectl -n gitlab logs pod/p -c migrations --previous");
+}
+
+// Issue 23. Given a failed run, then its command names its pod (`logs job/...` reads
+// the newest run of whichever pod kubectl picks, and waits for one once the pod is
+// gone); once the pod is being deleted, the line says it is gone and where its log's
+// tail is kept, and names `describe job`; a pod killed as a whole names `describe pod`.
+BOOST_AUTO_TEST_CASE(commands_name_the_pod_of_the_run_while_it_shows_it) {
+    Verdict running_again = eval(job(), {with_containers(pod("p"), {running("migrations", 1)})});
+    BOOST_TEST(running_again.command.value_or("") ==
+               "kubectl -n gitlab logs pod/p -c migrations --previous");
+    Verdict gone = eval(job(), {deleting(with_containers(pod("p"), {crashloop("migrations", 0)}))});
+    BOOST_TEST(gone.command.value_or("") == "kubectl -n gitlab describe job/mig");
+    BOOST_TEST(gone.progressing.message.find("; pod p is gone: the last lines of its log") !=
+                   std::string::npos,
+               gone.progressing.message);
+    BOOST_REQUIRE(gone.event);
+    BOOST_TEST(gone.event->message == gone.progressing.message);
 }
 
 // Defect 7. Given an Indexed Job with backoffLimitPerIndex 2 and no backoffLimit, then

@@ -80,7 +80,7 @@ Job with_policy(Job j, std::vector<PodFailureRule> rules) {
     return j;
 }
 
-const char* k_logs = "kubectl -n gitlab logs job/mig -c migrations --previous";
+const char* k_logs = "kubectl -n gitlab logs pod/p -c migrations --previous";
 const char* k_describe = "kubectl -n gitlab describe job/mig";
 // The cause of a waiting pod is in its status and events, which `describe job` omits.
 const char* k_describe_pod = "kubectl -n gitlab describe pod/p";
@@ -199,7 +199,7 @@ std::vector<Case> cases() {
           .reason = "RetryingPreMigrations",
           .restarts = 1,
           .event = "MigrationsRetrying",
-          .command = "kubectl -n gitlab logs job/mig -c migrations"}},
+          .command = "kubectl -n gitlab logs pod/p -c migrations"}},
         {"counts_init_container_crash_loop",
          {.job = on_failure,
           .pods = {with_containers(pod("p", "Pending"),
@@ -209,14 +209,14 @@ std::vector<Case> cases() {
           .reason = "RetryingPreMigrations",
           .restarts = 2,
           .event = "MigrationsRetrying",
-          .command = "kubectl -n gitlab logs job/mig -c configure --previous"}},
+          .command = "kubectl -n gitlab logs pod/p -c configure --previous"}},
         {"counts_sidecar_restarts_like_init_containers",
          {.job = on_failure,
           .pods = {with_containers(pod("p"), {running("migrations")}, {running("proxy", 3)})}},
          {.state = State::retrying,
           .reason = "RetryingPreMigrations",
           .restarts = 3,
-          .command = "kubectl -n gitlab logs job/mig -c proxy --previous"}},
+          .command = "kubectl -n gitlab logs pod/p -c proxy --previous"}},
         {"ignores_restarts_under_never_and_counts_the_failed_pod",
          {.job = never,
           .pods = {with_containers(pod("p", "Failed"), {terminated("migrations", term(1))})}},
@@ -228,7 +228,8 @@ std::vector<Case> cases() {
           .limit = 7,
           .left = 6,
           .event = "MigrationsRetrying",
-          .command = k_describe,
+          // The pod of a run under Never keeps its container's one run: its log.
+          .command = "kubectl -n gitlab logs pod/p -c migrations",
           .message_has = "pod 1 of 7 failed, 6 left: pod p failed (Error)",
           .failure_reason = "Error"}},
         {"missing_backoff_limit_means_six",
@@ -282,7 +283,8 @@ std::vector<Case> cases() {
           .limit = 7,
           .left = 6,
           .event = "MigrationsRetrying",
-          .command = k_describe,
+          // A killed container's log is not the failure's: the pod's status and events.
+          .command = k_describe_pod,
           .message_has = "exit code 137 comes from the kill, not from the migration",
           .failure_reason = "TerminationByKubelet"}},
         {"evicted_pod_without_status_reason_is_classified_by_its_condition",
@@ -366,8 +368,11 @@ std::vector<Case> cases() {
           .restarts = 6,
           .attempt = 6,
           .left = 0,
-          .command = k_logs,
-          .message_has = "is failing: BackoffLimitExceeded",
+          // The controller is deleting the pod: `kubectl logs` would soon find none.
+          .command = k_describe,
+          .message_has = "; pod p is gone: the last lines of its log, read when the gate saw "
+                         "the failure, are in this job log and the reports. Details: " +
+                         std::string(k_describe),
           .failure_reason = "Error"}},
         // Found by the e2e secrets test: the controller failed the Job at restartCount 1
         // and deleted the pod before any pass saw it running again; the pass sees it only
@@ -460,8 +465,9 @@ std::vector<Case> cases() {
           .restarts = 2,
           .attempt = 2,
           .left = 0,
-          .command = k_logs,
-          .message_has = "exited 7 (Error): relation users missing",
+          .command = k_describe,
+          .message_has = "exited 7 (Error): relation users missing (attempt 2 of 2 failed, 0 "
+                         "left); pod p is gone",
           .failure_reason = "Error"}},
         // An OOM kill is the container's own failure, also on a pod being deleted.
         {"oom_kill_on_a_deleted_pod_is_still_a_failure",
@@ -556,7 +562,7 @@ std::vector<Case> cases() {
          {.job = odd, .pods = {odd_pod}},
          {.state = State::retrying,
           .reason = "RetryingPreMigrations",
-          .command = "kubectl -n 'Team_A' logs job/'mig'\\''1' -c 'Migrate DB' --previous"}},
+          .command = "kubectl -n 'Team_A' logs pod/p -c 'Migrate DB' --previous"}},
         {"pods_of_another_job_with_the_same_name_are_not_selected",
          {.job = on_failure, .pods = {other_job}},
          {.state = State::running, .reason = "RunningPreMigrations", .restarts = 0}},

@@ -24,7 +24,7 @@ assert v["counts"] == {"restarts": 2, "restart_limit": 6, "failed_pods": 0, "fai
 assert v["last_failure"] == {"pod": "gitlab-migrations-3f2a1-pre-x7k2p", "container": "migrations",
     "kind": "restart", "reason": "Error", "exit_code": 1,
     "message": "PG::ConnectionBad: could not connect to server"}, v["last_failure"]
-assert v["command"] == "kubectl -n gitlab logs job/gitlab-migrations-3f2a1-pre -c migrations --previous"
+assert v["command"] == "kubectl -n gitlab logs pod/gitlab-migrations-3f2a1-pre-x7k2p -c migrations --previous"
 assert v["event"]["type"] == "Warning" and v["event"]["reason"] == "MigrationsRetrying", v["event"]
 json.dump(v["memory"], open(sys.argv[1] + ".memory", "w"))
 PY

@@ -95,10 +95,11 @@ assert v['state'] == 'failed', v
 assert 'MaxFailedIndexesExceeded' in m and 'failed indexes: 1,3' in m, m
 assert '2147483647' not in m, m"
 
-# Defect 8: the first failure before its restart: logs without --previous.
+# Defect 8: the first failure before its restart: logs without --previous, naming the
+# pod (issue 23: logs job/... reads whichever pod and run kubectl picks).
 explain d8 d8-first-failure-job.json d8-first-failure-pods.json 2025-05-29T07:58:01Z
 check d8 "
-assert v['command'] == 'kubectl -n gitlab logs job/$job -c migrations', v['command']"
+assert v['command'] == 'kubectl -n gitlab logs pod/gitlab-migrations-9c1d2-pre-x1y2z -c migrations', v['command']"
 
 # Defect 9: managedBy another controller: counted from the Job's status, says who.
 explain d9 d9-managed-by-job.json d9-managed-by-pods.json 2025-05-29T07:58:05Z
