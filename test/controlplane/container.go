@@ -40,6 +40,7 @@ type container struct {
 	restartCount int32
 	state        v1.ContainerState
 	lastState    v1.ContainerState
+	prevLast     v1.ContainerState // lastState before a crash loop's waiting state
 	cmd          *exec.Cmd
 	startedAt    time.Time
 	done         bool // will not run again
@@ -52,12 +53,17 @@ type container struct {
 }
 
 func newContainer(p *podWorker, spec v1.Container, init bool, index int) *container {
-	reason := "ContainerCreating"
-	if init {
-		reason = "PodInitializing"
-	}
 	return &container{spec: spec, init: init, pod: p, index: index,
-		state: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}}
+		state: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultWaiting(p.pod)}}}
+}
+
+// defaultWaiting is the kubelet's waiting reason for a container it has not created:
+// PodInitializing in a pod with init containers (for all of them), else ContainerCreating.
+func defaultWaiting(pod *v1.Pod) string {
+	if len(pod.Spec.InitContainers) > 0 {
+		return "PodInitializing"
+	}
+	return "ContainerCreating"
 }
 
 func (c *container) running() bool { return c.cmd != nil }
@@ -260,9 +266,25 @@ func (c *container) exited(code int, now time.Time) {
 	podRef := fmt.Sprintf("%s_%s(%s)", c.pod.name, c.pod.ns, c.pod.uid)
 	c.pod.event(v1.EventTypeWarning, "BackOff",
 		fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, podRef))
-	c.lastState = c.state
+	c.prevLast, c.lastState = c.lastState, c.state
 	c.state = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.spec.Name, podRef)}}
+}
+
+// deleting: the state the kubelet reports for the container once its pod is deleted.
+// A start error (the reason cache: CrashLoopBackOff, CreateContainerConfigError,
+// ErrImagePull) is shown only for a container that would be restarted, which a deleted
+// pod's are not: a crash-looping container shows its last run terminated (and the run
+// before as its last state), one never started the default waiting reason.
+func (c *container) deleting() {
+	if c.state.Waiting == nil {
+		return
+	}
+	if c.lastState.Terminated != nil {
+		c.state, c.lastState = c.lastState, c.prevLast
+		return
+	}
+	c.state = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultWaiting(c.pod.pod)}}
 }
 
 // terminate begins a graceful stop (the pod is being deleted).
@@ -273,9 +295,7 @@ func (c *container) terminate() {
 	case c.cmd != nil:
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
 		c.pod.event(v1.EventTypeNormal, "Killing", "Stopping container "+c.spec.Name)
-	case !c.done && c.state.Waiting != nil && c.lastState.Terminated != nil:
-		c.state, c.done = c.lastState, true // a crash-looping container stays terminated
-	case !c.done:
+	default:
 		c.done = true
 	}
 }
