@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -293,11 +294,34 @@ func (c *container) terminate() {
 	c.pending = false
 	switch {
 	case c.cmd != nil:
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		// The runtime stops a container by signalling its PID 1 alone, and the kernel
+		// delivers a signal to a PID namespace's init only when it set a handler: a
+		// shell that did not trap TERM carries on (SIGKILL at the grace period's end
+		// ends it and everything it started). The node agent's container processes are
+		// not PID 1 of a namespace, so it asks first.
+		if pid := c.cmd.Process.Pid; catches(pid, syscall.SIGTERM) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
 		c.pod.event(v1.EventTypeNormal, "Killing", "Stopping container "+c.spec.Name)
 	default:
 		c.done = true
 	}
+}
+
+// catches reports whether process pid has a handler for sig (SigCgt in
+// /proc/PID/status): what a PID namespace's init must have for the signal to reach it.
+func catches(pid int, sig syscall.Signal) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if hex, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }
 
 func (c *container) kill() {
