@@ -166,9 +166,15 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 			}
 			anyRunning = anyRunning || c.running()
 		}
-		// Nothing is written while containers stop (the kubelet's killPod); once all
-		// stopped, the sandbox goes, the terminal status is written, then TerminatePod's.
-		if !anyRunning {
+		// Once all stopped, the sandbox goes, the terminal status is written, then
+		// TerminatePod's. While one still runs, a container that ended is published:
+		// the kubelet writes nothing while its killPod waits, but the agent's back-off
+		// (1/100 of the kubelet's) can start a run the kubelet's would not have, and a
+		// container holding the pod (trap '' TERM) would hide that run's end until the
+		// pod is deleted at once after it (test/controlplane/README.md, "Differences").
+		if anyRunning {
+			emit(w.buildStatus(false))
+		} else {
 			final = true
 			w.sandbox = sandboxStopped
 			emit(w.buildStatus(true))
