@@ -47,8 +47,9 @@ type container struct {
 	done         bool // will not run again
 	stopping     bool
 	crashes      int
-	restartAt    time.Time // when a pending restart is due
-	pending      bool      // a restart (or a retried start) is pending
+	restartAt    time.Time     // when a pending restart is due
+	backoff      time.Duration // nominal back-off of a crash not yet shown as CrashLoopBackOff
+	pending      bool          // a restart (or a retried start) is pending
 	imageTries   int
 	configErrMsg string
 }
@@ -146,7 +147,7 @@ func (c *container) start(now time.Time) bool {
 		}
 	}
 	c.instances++
-	c.pending = false
+	c.pending, c.backoff = false, 0
 	c.startedAt = now
 	c.configErrMsg = ""
 	if startErr != nil {
@@ -264,12 +265,24 @@ func (c *container) exited(code int, now time.Time) {
 		delay = min(delay*2, backoffMaxNominal)
 	}
 	c.restartAt = now.Add(c.pod.agent.scaled(delay))
+	c.backoff = delay // CrashLoopBackOff once the terminated state was written (backOff)
+}
+
+// backOff moves a crashed container whose restart is backed off from its terminated
+// state to waiting CrashLoopBackOff (the kubelet's next status, after the SyncPod that
+// met the back-off); it reports whether it did.
+func (c *container) backOff() bool {
+	if c.backoff == 0 || c.done || !c.pending || c.state.Terminated == nil {
+		return false
+	}
 	podRef := fmt.Sprintf("%s_%s(%s)", c.pod.name, c.pod.ns, c.pod.uid)
 	c.pod.event(v1.EventTypeWarning, "BackOff",
 		fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, podRef))
 	c.prevLast, c.lastState = c.lastState, c.state
 	c.state = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.spec.Name, podRef)}}
+		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff, c.spec.Name, podRef)}}
+	c.backoff = 0
+	return true
 }
 
 // deleting: the state the kubelet reports for the container once its pod is deleted.

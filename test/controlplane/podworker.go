@@ -183,7 +183,6 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 	case w.sandbox == sandboxStopped:
 		// Ended on its own: nothing runs until the pod is deleted.
 	default:
-		w.startRestarts(now)
 		emit(w.buildStatus(false))
 		switch {
 		case terminalPhase(w.naturalPhase()):
@@ -219,51 +218,36 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 	return wake, false
 }
 
-// startRestarts restarts, before the status is written, the containers that exited and
-// are due again: the node agent does not publish a container's terminated state ahead
-// of its restart (the kubelet does; see sync).
-func (w *podWorker) startRestarts(now time.Time) {
-	for _, c := range w.all() {
-		if c.instances > 0 && c.due(now) && (!c.init || w.initTurn(c)) {
-			c.start(now)
-		}
-	}
-}
-
-// initTurn: whether init container c is the one to run now (the earlier ones succeeded).
-func (w *podWorker) initTurn(c *container) bool {
-	for _, ic := range w.init {
-		if ic == c {
-			return true
-		}
-		if !ic.succeeded() {
-			return false
-		}
-	}
-	return false
-}
-
-// startDue starts the containers due now; it returns whether one started (or failed to).
+// startDue starts (or restarts) the containers due now, and puts a crashed one whose
+// restart is backed off into CrashLoopBackOff; it returns whether a status changed.
+// A container that exited is acted on only here, after the sync wrote its terminated
+// state: the kubelet's SyncPod writes the status it observed before it restarts
+// (kubelet.go SyncPod: generateAPIPodStatus and SetPodStatus, then the runtime's
+// SyncPod), so a failed run is published as terminated, restartCount unchanged.
 func (w *podWorker) startDue(now time.Time) bool {
-	started := false
+	changed := false
+	act := func(c *container) {
+		switch {
+		case c.due(now):
+			changed = c.start(now) || changed
+		case c.backOff():
+			changed = true
+		}
+	}
 	for _, c := range w.init {
 		if c.succeeded() {
 			continue
 		}
 		if c.done { // failed for good (restartPolicy Never)
-			return started
+			return changed
 		}
-		if c.due(now) {
-			started = c.start(now) || started
-		}
-		return started
+		act(c)
+		return changed
 	}
 	for _, c := range w.app {
-		if c.due(now) {
-			started = c.start(now) || started
-		}
+		act(c)
 	}
-	return started
+	return changed
 }
 
 func (w *podWorker) nextWake(now time.Time) time.Duration {

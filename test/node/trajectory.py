@@ -58,10 +58,6 @@ CASES = {
 # kubelet, not a behaviour the node agent lacks): (case or None for every case, regex on
 # the step, reason). A matching step is left out of both sides before comparing.
 EXPLAINED = [
-    # Difference 1, not closed in this commit: the kubelet publishes a failed run's
-    # terminated state before it restarts the container; the node agent restarts first.
-    (None, r"^pod \d+: Running \| ContainersReady=False\(ContainersNotReady\).* \| terminated:Error:",
-     "a failed run's terminated state before its restart (difference 1, kubelet only)"),
     # The kubelet's pod worker syncs on a pod cache newer than its last sync
     # (pod_workers.go GetNewerThan), i.e. after the next PLEG relist (every 1 s): the
     # status it writes as a deleted pod starts terminating can show a container that
