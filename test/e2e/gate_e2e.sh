@@ -671,7 +671,9 @@ scenario_suspend_resume() {
     local script
     script=$(job_script sr "$(count_runs "$T/sr.count")
 if [ \$n -le 1 ]; then sleep 60; fi; until [ -f '$T/go' ]; do sleep 0.05; done; echo migrated")
-    job_manifest "$T/sr.yaml" sr OnFailure 0 "$script"
+    # Run 1's sh (PID 1 of its container, no TERM handler) outlives the suspension's
+    # SIGTERM, as on a real node: a 2 s grace period, not the default 30 s, ends it.
+    job_manifest "$T/sr.yaml" sr OnFailure 0 "$script" "" "      terminationGracePeriodSeconds: $(cluster_secs 2)"
     gate_on_running_pod "$T/sr.yaml"
     local job=$JOB
     "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
