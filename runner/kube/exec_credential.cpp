@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/secrets.h"
-#include "runner/signals.h"
-#include "runner/utf8.h"
+#include "runner/base/secrets.h"
+#include "runner/base/signals.h"
+#include "runner/base/utf8.h"
 
 namespace envgate::kube {
 namespace {

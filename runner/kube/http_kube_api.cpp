@@ -6,8 +6,8 @@
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
+#include "runner/base/secrets.h"
 #include "runner/kube/errors.h"
-#include "runner/secrets.h"
 
 namespace envgate::kube {
 namespace {

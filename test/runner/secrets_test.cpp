@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "runner/base/secrets.h"
 #include "runner/gate/manifest.h"
-#include "runner/secrets.h"
 
 using namespace envgate;
 
