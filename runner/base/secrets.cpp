@@ -84,10 +84,19 @@ void add_secrets_from_environment(
 std::string mask_secrets(std::string text) {
     std::lock_guard<std::mutex> lock(g_mutex);
     for (const auto& secret : g_secrets) {
-        for (std::size_t at = text.find(secret); at != std::string::npos;
-             at = text.find(secret, at + std::char_traits<char>::length(k_masked))) {
-            text.replace(at, secret.size(), k_masked);
-        }
+        text = replace_secret(std::move(text), secret);
+    }
+    return text;
+}
+
+std::string replace_secret(std::string text, const std::string& secret, const char* mark) {
+    if (secret.empty()) {
+        return text;
+    }
+    const std::size_t mark_size = std::char_traits<char>::length(mark);
+    for (std::size_t at = text.find(secret); at != std::string::npos;
+         at = text.find(secret, at + mark_size)) {
+        text.replace(at, secret.size(), mark);
     }
     return text;
 }

@@ -17,6 +17,10 @@
 namespace envgate {
 
 inline constexpr const char* k_masked = "[MASKED]";
+// What the Kubernetes client writes for its own bearer token in error messages (its
+// tests and users know this word; the token is also registered, so [MASKED] is what
+// anything else that leaves the process says).
+inline constexpr const char* k_redacted = "[redacted]";
 // GitLab refuses to mask a variable shorter than this; a shorter value would mask
 // common words all over the output, so it is not treated as a secret.
 inline constexpr std::size_t k_min_secret_length = 8;
@@ -39,6 +43,13 @@ void add_secrets_from_environment(
 
 // `text` with every registered secret replaced by [MASKED].
 std::string mask_secrets(std::string text);
+
+// `text` with every occurrence of `secret` replaced by `mark` (no-op if `secret` is
+// empty). The one replacing loop: mask_secrets() and the clients that mask a credential
+// they hold before it is registered (GitLab, Kubernetes) all use it. The search goes on
+// after each mark, so a secret found inside the mark itself is not replaced forever.
+std::string replace_secret(std::string text, const std::string& secret,
+                           const char* mark = k_masked);
 
 // True when `text` holds a registered secret.
 bool holds_secret(const std::string& text);

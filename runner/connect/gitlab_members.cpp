@@ -15,22 +15,12 @@
 #include <Poco/URI.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/base/secrets.h"
+
 namespace envgate {
 namespace {
 
 using nlohmann::json;
-
-std::string masked(std::string text, const std::string& secret) {
-    if (secret.empty()) {
-        return text;
-    }
-    const std::string mask = "[MASKED]";
-    for (auto at = text.find(secret); at != std::string::npos;
-         at = text.find(secret, at + mask.size())) {
-        text.replace(at, secret.size(), mask);
-    }
-    return text;
-}
 
 bool is_loopback(const std::string& host) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1";
@@ -131,7 +121,8 @@ class GitLabMembers : public GroupMembers {
             reply.reason = Poco::Net::HTTPResponse::getReasonForStatus(response.getStatus());
             return reply;
         } catch (const Poco::Exception& e) {
-            return Status(Code::transient, reply.request + ": " + masked(e.displayText(), secret));
+            return Status(Code::transient,
+                          reply.request + ": " + replace_secret(e.displayText(), secret));
         }
     }
 
@@ -190,7 +181,7 @@ Result<bool> membership_from_reply(int status, const std::string& reason, const 
                                    const std::string& request, std::int64_t user_id,
                                    const std::string& secret) {
     const std::string status_line = std::to_string(status) + " " + reason;
-    const std::string said = masked(body_message(body, status_line), secret);
+    const std::string said = replace_secret(body_message(body, status_line), secret);
     if (status == 404 && said.find("Group Not Found") != std::string::npos) {
         return Status(Code::not_found, request + ": " + status_line + said +
                                            " (no such group, or the token cannot see it)");
@@ -218,8 +209,9 @@ Result<JobUser> job_user_from_reply(int status, const std::string& reason, const
                                     const std::string& request, const std::string& secret) {
     const std::string status_line = std::to_string(status) + " " + reason;
     if (status != 200) {
-        return Status(code_for_status(status), request + ": " + status_line +
-                                                   masked(body_message(body, status_line), secret));
+        return Status(
+            code_for_status(status),
+            request + ": " + status_line + replace_secret(body_message(body, status_line), secret));
     }
     json job = json::parse(body, nullptr, false);
     const json* user = job.is_object() && job.contains("user") ? &job["user"] : nullptr;
