@@ -126,8 +126,8 @@ void count_runs(const Job& job, const std::vector<const Pod*>& pods, const Attem
         } else if (run.restarts_dropped > 0 && pod != nullptr &&
                    (pod->phase == "Running" || pod->phase == "Pending")) {
             // Its pod is stopping: its restarts count no more (the run's line says so).
-            run.counts = make_counts(a, std::max(0, restarts - run.restarts_dropped),
-                                     failed_pods, run.failure, false);
+            run.counts = make_counts(a, std::max(0, restarts - run.restarts_dropped), failed_pods,
+                                     run.failure, false);
         } else {
             run.counts = newest && !v.counts.index
                              ? v.counts
