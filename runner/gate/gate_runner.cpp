@@ -443,6 +443,7 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
 GateResult GateRunner::finish(const GateRunSettings& settings, const JobIdentity& id,
                               StepReport step, int exit_code) {
     step.finished = m_clock.now();
+    step.exit_code = exit_code;  // the gate's own, as a step's process has one
     std::string outcome;
     if (exit_code >= 128 && settings.on_cancel == OnCancel::remove && !id.name.empty()) {
         Status removed =
@@ -555,11 +556,16 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                         exit_for_signal(sig));
         }
         if (m_clock.now() >= deadline) {
+            // The Job is not stopped: its pods go on (and retry) on their own.
             return fail(StepState::failed, "GateTimeout",
-                        fmt::format("the gate's timeout of {} passed; last verdict: {}",
+                        fmt::format("the gate's timeout of {} passed; last verdict: {}. The "
+                                    "Job {}/{} was left as it is: its migration still runs "
+                                    "(and retries). To stop it: kubectl -n {} delete job/{}",
                                     format_duration(settings.timeout),
                                     step.history.empty() ? std::string("none yet")
-                                                         : step.history.back().message),
+                                                         : step.history.back().message,
+                                    id.namespace_, id.name, gates::shell_quote(id.namespace_),
+                                    gates::shell_quote(id.name)),
                         k_exit_failed);
         }
         return std::nullopt;
