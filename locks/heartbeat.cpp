@@ -11,7 +11,7 @@ Heartbeat::~Heartbeat() {
 
 void Heartbeat::stop() {
     {
-        std::lock_guard<std::mutex> guard(m_mutex);
+        MutexLock guard(m_mutex);
         m_stopping = true;
     }
     m_wake.notify_all();
@@ -21,9 +21,12 @@ void Heartbeat::stop() {
 }
 
 void Heartbeat::run() {
-    std::unique_lock<std::mutex> lock(m_mutex);
+    MutexLock lock(m_mutex);
     while (!m_stopping) {
-        if (m_wake.wait_for(lock, m_every, [this] { return m_stopping; })) {
+        const auto due = std::chrono::steady_clock::now() + m_every;
+        while (!m_stopping && m_wake.wait_until(lock, due) == std::cv_status::no_timeout) {
+        }
+        if (m_stopping) {
             return;
         }
         lock.unlock();

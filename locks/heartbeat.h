@@ -1,13 +1,17 @@
 // Heartbeat: renews a held lock every lease_duration / 3 on a thread until stopped,
 // so a process that holds a lock for long keeps it alive and a killed one goes stale.
+// Threads: the constructor starts one thread, which alone calls `renew_once` (never
+// under the mutex, so a renewal's HTTP call blocks nobody). stop() and the destructor
+// may run on any one other thread; lost() on any thread. m_mutex guards m_stopping,
+// which the thread waits on between renewals.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "runner/base/thread_annotations.h"
 
 namespace envgate::locks {
 
@@ -28,9 +32,9 @@ class Heartbeat {
 
     std::chrono::microseconds m_every;
     std::function<bool()> m_renew_once;
-    std::mutex m_mutex;
-    std::condition_variable m_wake;
-    bool m_stopping = false;
+    Mutex m_mutex;
+    CondVar m_wake;
+    bool m_stopping GUARDED_BY(m_mutex) = false;
     std::atomic<bool> m_lost{false};
     std::thread m_thread;
 };

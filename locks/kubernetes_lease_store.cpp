@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "locks/record_json.h"
-#include "runner/utf8.h"
+#include "runner/base/utf8.h"
 
 namespace envgate::locks {
 namespace {

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <utility>
 
-#include "runner/secrets.h"
+#include "runner/base/secrets.h"
 
 namespace envgate::locks {
 namespace {

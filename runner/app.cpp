@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "runner/base/real_clock.h"
+#include "runner/base/secrets.h"
+#include "runner/base/signals.h"
 #include "runner/cli.h"
-#include "runner/real_clock.h"
-#include "runner/secrets.h"
-#include "runner/signals.h"
 
 namespace envgate {
 

@@ -5,6 +5,8 @@
 #include <memory>
 #include <ostream>
 
+#include "runner/base/exit_status.h"
+#include "runner/base/utf8.h"
 #include "runner/cli_suggest.h"
 #include "runner/cmd_completion.h"
 #include "runner/cmd_config.h"
@@ -14,13 +16,11 @@
 #include "runner/cmd_generate.h"
 #include "runner/cmd_lint.h"
 #include "runner/cmd_lock.h"
-#include "runner/cmd_run.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/cmd_version.h"
-#include "runner/config_yaml.h"
-#include "runner/exit_status.h"
-#include "runner/utf8.h"
+#include "runner/config/config_yaml.h"
+#include "runner/run/run.h"
 
 namespace envgate {
 namespace {

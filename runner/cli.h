@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 
 namespace envgate {
 
 // Parses `args` (without the program name) and runs the chosen command. Returns
-// the process exit status (runner/exit_status.h).
+// the process exit status (runner/base/exit_status.h).
 int run_cli(const std::vector<std::string>& args, Context& ctx);
 
 }  // namespace envgate

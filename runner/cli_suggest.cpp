@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <vector>
 
-#include "runner/config_yaml.h"
+#include "runner/config/config_yaml.h"
 
 namespace envgate {
 namespace {

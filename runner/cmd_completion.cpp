@@ -10,8 +10,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "runner/exit_status.h"
-#include "runner/yaml_bounded.h"
+#include "runner/base/exit_status.h"
+#include "runner/base/yaml_bounded.h"
 
 namespace envgate {
 namespace {

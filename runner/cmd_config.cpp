@@ -4,11 +4,11 @@
 
 #include <ostream>
 
-#include "runner/exit_status.h"
-#include "runner/files.h"
+#include "runner/base/exit_status.h"
+#include "runner/base/files.h"
+#include "runner/base/utf8.h"
+#include "runner/config/run_order.h"
 #include "runner/gate/manifest.h"
-#include "runner/run_order.h"
-#include "runner/utf8.h"
 
 namespace envgate {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "runner/config.h"
-#include "runner/context.h"
+#include "runner/base/context.h"
+#include "runner/config/config.h"
 
 namespace envgate {
 

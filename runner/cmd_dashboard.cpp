@@ -7,13 +7,14 @@
 #include <ostream>
 #include <set>
 
-#include "runner/cmd_status.h"
-#include "runner/config.h"
-#include "runner/exit_status.h"
-#include "runner/files.h"
+#include "runner/base/exit_status.h"
+#include "runner/base/files.h"
+#include "runner/base/utf8.h"
+#include "runner/config/config.h"
+#include "runner/connect/lock_status.h"
 #include "runner/report/render.h"
 #include "runner/status_metrics.h"
-#include "runner/utf8.h"
+#include "runner/status_render.h"
 
 namespace envgate {
 namespace {

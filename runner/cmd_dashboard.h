@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 #include "runner/report/dashboard.h"
 
 namespace envgate {

@@ -11,8 +11,8 @@
 #include "gates/evaluate.h"
 #include "gates/memory_json.h"
 #include "gates/verdict_json.h"
-#include "runner/exit_status.h"
-#include "runner/run_order.h"
+#include "runner/base/exit_status.h"
+#include "runner/config/run_order.h"
 
 namespace envgate {
 namespace {

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 
 namespace envgate {
 

@@ -6,14 +6,14 @@
 #include <filesystem>
 
 #include "locks/identity.h"
-#include "runner/cmd_run.h"
-#include "runner/config.h"
-#include "runner/exit_status.h"
-#include "runner/files.h"
+#include "runner/base/exit_code.h"
+#include "runner/base/files.h"
+#include "runner/config/config.h"
+#include "runner/config/run_order.h"
+#include "runner/connect/kube_session.h"
 #include "runner/gate/gate_runner.h"
-#include "runner/kube_session.h"
 #include "runner/report/render.h"
-#include "runner/run_order.h"
+#include "runner/run/run.h"
 
 namespace envgate {
 namespace {
@@ -157,7 +157,7 @@ int run_unlocked_gate(const GateOptions& o, Context& ctx) {
     auto session = open_kube_session({o.kubeconfig, plan->kube_context, std::nullopt}, ctx, log);
     if (!session) {
         ctx.err << "envgate gate: " << log.mask(session.status().message()) << "\n";
-        return session.status().code() == Code::invalid ? k_exit_usage : k_exit_infra;
+        return exit_for(session.status(), Stage::connect);
     }
     GateRunSettings settings;
     settings.gate = plan->gate;

@@ -2,25 +2,15 @@
 
 #include <ostream>
 
-#include "runner/config.h"
-#include "runner/exit_status.h"
-#include "runner/files.h"
+#include "runner/base/exit_code.h"
+#include "runner/base/files.h"
+#include "runner/config/config.h"
 #include "runner/generate/git_diff.h"
 #include "runner/generate/plan.h"
 #include "runner/generate/render_child.h"
 
 namespace envgate {
 namespace {
-
-int exit_for(const Status& status) {
-    switch (status.code()) {
-        case Code::invalid:
-        case Code::not_found:
-            return k_exit_usage;
-        default:
-            return k_exit_infra;
-    }
-}
 
 int fail(Context& ctx, const Status& status) {
     ctx.err << "envgate generate: " << status.message() << "\n";

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 
 namespace envgate {
 

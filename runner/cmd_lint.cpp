@@ -8,10 +8,10 @@
 #include <fstream>
 #include <ostream>
 
-#include "runner/config.h"
-#include "runner/exit_status.h"
-#include "runner/files.h"
-#include "runner/generate/glob.h"
+#include "runner/base/exit_status.h"
+#include "runner/base/files.h"
+#include "runner/config/config.h"
+#include "runner/config/glob.h"
 #include "runner/lint/lint.h"
 #include "runner/lint/render.h"
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "locks/lock_record.h"
-#include "runner/cmd_lock.h"
-#include "runner/config.h"
-#include "runner/context.h"
+#include "runner/base/context.h"
+#include "runner/config/config.h"
+#include "runner/connect/lock_status.h"
+#include "runner/status_render.h"
 
 namespace envgate {
 
@@ -31,44 +31,5 @@ struct StatusOptions {
 };
 
 int run_status(const StatusOptions& options, Context& ctx);
-
-// One lock as status shows it; `error` is set when it could not be read, and
-// `repair` too when the store answered but the record is not understood.
-struct LockStatus {
-    locks::LockRecord record;
-    std::string store;
-    std::string error;
-    std::string repair;  // repair_instructions(): how to look at it and clear it
-};
-
-// The locks to show: `env` alone, else every environment of the config and `qa`.
-std::vector<std::string> lock_names(const Config& config, const std::optional<std::string>& env);
-
-// Reads lock `name` from the store the config gives it. Nullopt (and `exit` set) when
-// there is no store to read from; a store that fails to answer is an `error`.
-std::optional<LockStatus> read_lock_status(const Config& config, const std::string& name,
-                                           Context& ctx, int& exit, const StoreOptions& store = {});
-
-// Reads the locks `names` within one `budget` shared by all: each store read is given
-// what is left of it (its retries and each request end with it), and a lock whose turn
-// comes once it is spent is not read: its error says so. Nullopt (and `exit` set) when
-// a lock has no store to read from.
-std::optional<std::vector<LockStatus>> read_lock_statuses(const Config& config,
-                                                          const std::vector<std::string>& names,
-                                                          Context& ctx, int& exit,
-                                                          StoreOptions store, Duration budget);
-
-// Pure renderers. A lock that could not be read is "unknown" in each (JSON: its
-// lock.state), with the error, never a state it may not be in. Text wraps long values (failures,
-// unlock reasons) at spaces to `width` columns, continuing under themselves; `width` 0 keeps each
-// on one line. Nothing is cut.
-std::string render_status_text(const std::vector<LockStatus>& locks, TimePoint now,
-                               std::size_t width = 0);
-
-// The width to wrap status text to: $COLUMNS when it is a number, else the terminal's
-// (ioctl TIOCGWINSZ on stdout), else 0 (not a terminal: no wrapping).
-std::size_t terminal_width(
-    const std::function<std::optional<std::string>(const std::string&)>& getenv);
-nlohmann::json render_status_json(const std::vector<LockStatus>& locks, TimePoint now);
 
 }  // namespace envgate

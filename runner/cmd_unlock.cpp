@@ -6,13 +6,13 @@
 #include "locks/describe.h"
 #include "locks/identity.h"
 #include "locks/policy.h"
-#include "runner/cmd_lock.h"
-#include "runner/config.h"
-#include "runner/config_gitlab.h"
-#include "runner/exit_status.h"
-#include "runner/gitlab_identity.h"
-#include "runner/gitlab_members.h"
-#include "runner/secrets.h"
+#include "runner/base/exit_code.h"
+#include "runner/base/secrets.h"
+#include "runner/config/config.h"
+#include "runner/config/config_gitlab.h"
+#include "runner/connect/gitlab_identity.h"
+#include "runner/connect/gitlab_members.h"
+#include "runner/connect/lock_target.h"
 
 namespace envgate {
 namespace {
@@ -90,7 +90,7 @@ int verified_job_user(const std::string& env, GroupMembers& gitlab, JobUser& use
         ctx.err << "envgate unlock: may not unlock " << env
                 << " from CI: GitLab could not say who runs this job: " << asked.status().message()
                 << "\n";
-        return asked.status().code() == Code::transient ? k_exit_infra : k_exit_failed;
+        return exit_for(asked.status(), Stage::permission);
     }
     user = std::move(asked).value();
     return 0;
@@ -116,7 +116,7 @@ int id_token_user(const std::string& env, const GitLabServer& pinned, GroupMembe
         ctx.err << "envgate unlock: may not unlock " << env
                 << " from CI: the GitLab server's signing keys could not be read: "
                 << keys.status().message() << "\n";
-        return keys.status().code() == Code::transient ? k_exit_infra : k_exit_failed;
+        return exit_for(keys.status(), Stage::permission);
     }
     IdTokenPolicy policy{pinned.url, settings.audience, settings.require_protected_ref,
                          settings.require_protected_environment};
@@ -204,14 +204,6 @@ int authorize_in_ci(const std::string& env, std::string& actor,
     return 0;
 }
 
-std::string kubectl_prefix(const LockSettings& s, const Environment* env) {
-    std::string cmd = "kubectl";
-    if (env != nullptr && env->kube_context) {
-        cmd += " --context " + locks::shell_quote(*env->kube_context);
-    }
-    return cmd + " -n " + locks::shell_quote(s.namespace_);
-}
-
 }  // namespace
 
 bool may_unlock(const std::string& login, const std::vector<std::string>& unlockers) {
@@ -267,32 +259,6 @@ UnlockerCheck check_unlocker(const std::string& login, std::optional<std::int64_
     }
     c.refusal = "not listed by login and not an active member of " + joined(groups) + "." + may;
     return c;
-}
-
-std::string repair_instructions(const Config& config, const std::string& name) {
-    const Environment* env = config.find_environment(name);
-    const LockSettings& s = env ? env->lock : config.default_lock;
-    std::string show;
-    std::string clear;
-    std::string note;
-    if (s.store == LockStoreKind::kubernetes) {
-        const std::string kubectl = kubectl_prefix(s, env);
-        const std::string lease = std::string("envgate-") + name;
-        show = kubectl + " get lease " + lease + " -o yaml";
-        clear = show + " > " + lease + ".yaml\n    " + kubectl + " delete lease " + lease;
-        note =
-            "  If another program owns this Lease, leave it, and give envgate another\n"
-            "  lock namespace (lock.namespace in envgate.yml).\n";
-    } else {
-        const std::string file = locks::shell_quote(s.path + "/" + name + ".json");
-        show = "cat " + file;
-        clear = "mv " + file + " " + locks::shell_quote(s.path + "/" + name + ".json.unreadable");
-    }
-    return "  envgate never overwrites a lock record it cannot read. Look at it:\n    " + show +
-           "\n  If no pipeline is working on " + name +
-           ", set it aside (keeping a copy); the lock is\n  then free, and the next acquire "
-           "writes a new record:\n    " +
-           clear + "\n" + note;
 }
 
 int run_unlock(const UnlockOptions& o, Context& ctx) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 
 namespace envgate {
 

@@ -8,8 +8,8 @@
 
 #include <ostream>
 
+#include "runner/base/exit_status.h"
 #include "runner/build_info_values.h"
-#include "runner/exit_status.h"
 
 namespace envgate {
 namespace {

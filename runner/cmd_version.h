@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 
 namespace envgate {
 

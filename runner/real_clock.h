@@ -1,15 +1,7 @@
-// The system clock behind the Clock seam.
+// Forwarding header: real_clock.h moved to runner/base/ (the base library). It stays only
+// for the files that still name the old path and are not ours to edit today
+// (runner/gate/, test/gate/, locks/file_store.cpp); scripts/check-layers lists them as
+// exceptions. Include "runner/base/real_clock.h" in new code.
 #pragma once
 
-#include "gates/time.h"
-
-namespace envgate {
-
-class RealClock : public Clock {
-  public:
-    TimePoint now() override;
-    // Returns at `deadline`, or within 50 ms of a SIGTERM/SIGINT (runner/signals.h).
-    void sleep_until(TimePoint deadline) override;
-};
-
-}  // namespace envgate
+#include "runner/base/real_clock.h"  // IWYU pragma: export

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "gates/memory_json.h"
+#include "runner/connect/kube_session.h"
 #include "runner/gate/manifest.h"
-#include "runner/kube_session.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gates/time.h"
-#include "runner/config.h"
-#include "runner/context.h"
+#include "runner/base/context.h"
+#include "runner/config/config.h"
 
 namespace envgate {
 

@@ -10,7 +10,7 @@
 
 #include "gates/status.h"
 #include "gates/time.h"
-#include "runner/cmd_status.h"
+#include "runner/connect/lock_status.h"
 #include "runner/status_gates.h"
 
 namespace envgate {

@@ -243,12 +243,21 @@ void refresh_log_commands(const JobIdentity& job, const std::vector<gates::Pod>&
                 }
             }
         }
-        if (which) {
+        // A finished pod's node keeps the log of each container's last run only (the
+        // kubelet's container garbage collection: one exited container per name), so
+        // `--previous` stops working once the last run has exited too.
+        bool finished = pod != nullptr && (pod->phase == "Succeeded" || pod->phase == "Failed");
+        if (which && !(finished && *which == gates::Run::previous)) {
             run.log_command =
                 gates::pod_logs_command(job.namespace_, run.pod, run.container, *which);
             continue;
         }
         run.log_command.clear();
+        if (which) {
+            run.log_note += "; kubectl logs no longer shows it once pod " + run.pod +
+                            " finished: its node keeps only the last run's log";
+            continue;
+        }
         run.log_note += pod == nullptr || pod->deletion_timestamp
                             ? "; kubectl logs no longer shows it: pod " + run.pod + " is gone"
                             : "; kubectl logs no longer shows it: later runs of container " +

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <map>
 
-#include "runner/generate/glob.h"
-#include "runner/run_order.h"
+#include "runner/config/glob.h"
+#include "runner/config/run_order.h"
 
 namespace envgate {
 namespace {

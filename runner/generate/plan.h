@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gates/status.h"
-#include "runner/config.h"
+#include "runner/config/config.h"
 
 namespace envgate {
 
@@ -44,7 +44,7 @@ struct PlannedEnvironment {
     std::vector<std::string> matched_paths;  // the changed paths its globs matched
 };
 
-// One gate or step of each environment's run, after diff (runner/run_order.h).
+// One gate or step of each environment's run, after diff (runner/config/run_order.h).
 struct PlannedStep {
     std::string name;   // pre-migrations, deploy, seed-check, ...
     bool gate = false;  // each runs as `envgate run --only NAME`, which reads the config

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "runner/config_ci.h"
+#include "runner/config/config_ci.h"
 #include "runner/generate/plain_scalar.h"
 
 namespace envgate {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/base/secrets.h"
+
 namespace envgate::kube {
 namespace {
 
@@ -129,17 +131,7 @@ Result<WatchEvent> parse_watch_event(std::string_view what, std::string_view lin
 }
 
 std::string redact(std::string text, const std::string& secret) {
-    if (secret.empty()) {
-        return text;
-    }
-    // Search on after the replacement: a secret found in "[redacted]" itself (a short
-    // token such as "t") would otherwise be replaced forever.
-    const std::string mark = "[redacted]";
-    for (auto pos = text.find(secret); pos != std::string::npos;
-         pos = text.find(secret, pos + mark.size())) {
-        text.replace(pos, secret.size(), mark);
-    }
-    return text;
+    return replace_secret(std::move(text), secret, k_redacted);
 }
 
 }  // namespace envgate::kube

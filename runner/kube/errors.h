@@ -28,7 +28,8 @@ Status status_from_watch_error(std::string_view what, const nlohmann::json& obje
 // Parses one line of a watch stream. ERROR events come back as their Status.
 Result<WatchEvent> parse_watch_event(std::string_view what, std::string_view line);
 
-// `text` with every occurrence of `secret` replaced by "[redacted]" (no-op if empty).
+// `text` with every occurrence of `secret` replaced by "[redacted]" (no-op if empty),
+// through the one masking loop (runner/base/secrets.h, replace_secret).
 std::string redact(std::string text, const std::string& secret);
 
 }  // namespace envgate::kube

@@ -17,9 +17,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/secrets.h"
-#include "runner/signals.h"
-#include "runner/utf8.h"
+#include "runner/base/secrets.h"
+#include "runner/base/signals.h"
+#include "runner/base/utf8.h"
 
 namespace envgate::kube {
 namespace {
@@ -277,7 +277,7 @@ Result<ExecCredentials> parse_exec_credential(const std::string& output, const s
 }
 
 Result<ExecCredentials> ExecCredentialProvider::get() {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (m_cached && (!m_cached->expires || m_clock.now() < *m_cached->expires)) {
         return *m_cached;
     }
@@ -291,14 +291,14 @@ Result<ExecCredentials> ExecCredentialProvider::get() {
 }
 
 void ExecCredentialProvider::invalidate(std::uint64_t generation) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (m_cached && m_cached->generation == generation) {
         m_cached.reset();
     }
 }
 
 int ExecCredentialProvider::runs() const {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     return m_runs;
 }
 

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "gates/status.h"
 #include "gates/time.h"
+#include "runner/base/thread_annotations.h"
 #include "runner/kube/rest_config.h"
 
 namespace envgate::kube {
@@ -56,9 +56,9 @@ class ExecCredentialProvider {
   private:
     ExecConfig m_exec;
     Clock& m_clock;
-    mutable std::mutex m_mutex;
-    std::optional<ExecCredentials> m_cached;
-    int m_runs = 0;
+    mutable Mutex m_mutex;
+    std::optional<ExecCredentials> m_cached GUARDED_BY(m_mutex);
+    int m_runs GUARDED_BY(m_mutex) = 0;
 };
 
 }  // namespace envgate::kube

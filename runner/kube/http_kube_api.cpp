@@ -6,8 +6,8 @@
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
+#include "runner/base/secrets.h"
 #include "runner/kube/errors.h"
-#include "runner/secrets.h"
 
 namespace envgate::kube {
 namespace {
@@ -107,7 +107,7 @@ Status HttpKubeApi::cancelled_status(const std::string& what) const {
 }
 
 void HttpKubeApi::cancel_watches() {
-    std::lock_guard lock(m_cancel_mutex);
+    MutexLock lock(m_cancel_mutex);
     m_cancelled = true;
     if (m_watch_session != nullptr) {
         wake_reader(*m_watch_session);
@@ -116,7 +116,7 @@ void HttpKubeApi::cancel_watches() {
 
 Result<std::string> HttpKubeApi::call(const HttpRequest& request) {
     {
-        std::lock_guard lock(m_cancel_mutex);
+        MutexLock lock(m_cancel_mutex);
         if (m_cancelled) {
             return cancelled_status(request.method + " " + request.what);
         }
@@ -125,7 +125,7 @@ Result<std::string> HttpKubeApi::call(const HttpRequest& request) {
     const TimePoint deadline = m_clock.now() + m_options.retry.max_elapsed;
     std::uint64_t seed = 0;
     {
-        std::lock_guard lock(m_random_mutex);
+        MutexLock lock(m_random_mutex);
         seed = static_cast<std::uint64_t>(m_random.uniform() * 9.0e18);
     }
     Random random(seed);
@@ -262,7 +262,7 @@ Status HttpKubeApi::watch(const ResourceRef& collection, const WatchOptions& opt
         return Status(status.code(), m_transport->scrub(status.message()));
     }
     {
-        std::lock_guard lock(m_cancel_mutex);
+        MutexLock lock(m_cancel_mutex);
         if (m_cancelled) {
             abort_quietly(*stream->session);
             return cancelled_status("WATCH " + what);
@@ -279,12 +279,12 @@ Status HttpKubeApi::watch(const ResourceRef& collection, const WatchOptions& opt
     {
         // A stopped watch must not drain the rest of the stream. Under the lock, so
         // that cancel_watches() never aborts a session being destroyed.
-        std::lock_guard lock(m_cancel_mutex);
+        MutexLock lock(m_cancel_mutex);
         abort_quietly(*stream->session);
         m_watch_session = nullptr;
     }
     {
-        std::lock_guard lock(m_cancel_mutex);
+        MutexLock lock(m_cancel_mutex);
         if (m_cancelled) {
             return cancelled_status("WATCH " + what);
         }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "runner/base/thread_annotations.h"
 #include "runner/kube/http_transport.h"
 #include "runner/kube/kube_api.h"
 #include "runner/kube/rest_config.h"
@@ -25,6 +26,9 @@ struct HttpOptions {
     std::shared_ptr<ExecCredentialProvider> exec_credentials = {};
 };
 
+// Threads: one thread makes the calls (a watch blocks it); cancel_watches() may come
+// from any other thread. m_cancel_mutex guards the cancel flag and the open watch's
+// session, m_random_mutex the jitter seed source; neither is held while sleeping.
 class HttpKubeApi : public KubeApi {
   public:
     // Code::invalid when `config` cannot be used (bad URL, bad PEM data).
@@ -59,12 +63,13 @@ class HttpKubeApi : public KubeApi {
     std::unique_ptr<HttpTransport> m_transport;
     Clock& m_clock;
     HttpOptions m_options;
-    Random m_random;  // seeds one Random per call, so no lock is held while sleeping
-    std::mutex m_random_mutex;
+    Random m_random
+        GUARDED_BY(m_random_mutex);  // seeds one Random per call, so no lock is held while sleeping
+    Mutex m_random_mutex;
     // cancel_watches(): sticky; aborts the open watch's connection from another thread.
-    std::mutex m_cancel_mutex;
-    bool m_cancelled = false;
-    Poco::Net::HTTPClientSession* m_watch_session = nullptr;  // guarded by m_cancel_mutex
+    Mutex m_cancel_mutex;
+    bool m_cancelled GUARDED_BY(m_cancel_mutex) = false;
+    Poco::Net::HTTPClientSession* m_watch_session GUARDED_BY(m_cancel_mutex) = nullptr;
     Status cancelled_status(const std::string& what) const;
 };
 

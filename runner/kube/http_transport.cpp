@@ -156,6 +156,7 @@ Result<std::unique_ptr<HttpTransport>> HttpTransport::create(
 }
 
 Status HttpTransport::init() {
+    MutexLock lock(m_mutex);  // not yet shared; held so the analysis sees the writes
     try {
         Poco::URI uri(m_config.server);
         m_scheme = uri.getScheme();
@@ -212,7 +213,7 @@ Status HttpTransport::refresh_credentials() {
 }
 
 bool HttpTransport::invalidate_credentials() {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (!m_exec && m_config.token_file.empty()) {
         return false;
     }
@@ -224,7 +225,7 @@ bool HttpTransport::invalidate_credentials() {
 }
 
 std::string HttpTransport::scrub(std::string text) const {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     text = redact(std::move(text), m_token);
     return redact(std::move(text), m_config.bearer_token.reveal());
 }
@@ -312,7 +313,7 @@ Result<HttpResponse> HttpTransport::exchange(Poco::Net::HTTPClientSession& sessi
 }
 
 Result<HttpResponse> HttpTransport::send(const HttpRequest& request) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     TRY(refresh_credentials());
     const bool reused = m_session != nullptr;
     for (int round = 0;; ++round) {
@@ -335,7 +336,7 @@ Result<HttpStream> HttpTransport::open_stream(const HttpRequest& request,
                                               Duration receive_timeout) {
     HttpStream stream;
     {
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         TRY(refresh_credentials());
         stream.session = new_session(receive_timeout);
     }
@@ -344,7 +345,7 @@ Result<HttpStream> HttpTransport::open_stream(const HttpRequest& request,
                                     Poco::Net::HTTPMessage::HTTP_1_1);
         std::string token;
         {
-            std::lock_guard lock(m_mutex);
+            MutexLock lock(m_mutex);
             token = m_token;
         }
         set_headers(http, token);

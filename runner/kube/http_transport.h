@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <istream>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -17,6 +16,7 @@
 
 #include "gates/status.h"
 #include "gates/time.h"
+#include "runner/base/thread_annotations.h"
 #include "runner/kube/exec_credential.h"
 #include "runner/kube/rest_config.h"
 
@@ -46,6 +46,10 @@ struct HttpStream {
     std::string reason;
 };
 
+// One cluster's HTTP(S) connection. Threads: any thread may call send(), open_stream(),
+// scrub(), invalidate_credentials() and sessions_opened(); m_mutex guards the
+// credentials and the kept-alive session, and is held for a whole send() (one request
+// at a time on the shared connection) but not while a stream is read.
 class HttpTransport {
   public:
     // Code::invalid when the server URL or the PEM data cannot be used. `exec`: the
@@ -64,16 +68,19 @@ class HttpTransport {
     bool invalidate_credentials();
     // `text` with the current bearer token redacted.
     std::string scrub(std::string text) const;
-    int sessions_opened() const { return m_sessions_opened; }
+    int sessions_opened() const {
+        MutexLock lock(m_mutex);
+        return m_sessions_opened;
+    }
 
   private:
     HttpTransport(RestConfig config, Clock& clock, Duration request_timeout,
                   std::shared_ptr<ExecCredentialProvider> exec);
     Status init();
-    Status refresh_credentials();
-    std::unique_ptr<Poco::Net::HTTPClientSession> new_session(Duration timeout);
-    Result<HttpResponse> exchange(Poco::Net::HTTPClientSession& session,
-                                  const HttpRequest& request);
+    Status refresh_credentials() REQUIRES(m_mutex);
+    std::unique_ptr<Poco::Net::HTTPClientSession> new_session(Duration timeout) REQUIRES(m_mutex);
+    Result<HttpResponse> exchange(Poco::Net::HTTPClientSession& session, const HttpRequest& request)
+        REQUIRES(m_mutex);
     Status transport_error(const HttpRequest& request, const std::exception& e) const;
     // Accept, User-Agent, the bearer `token` and the kubeconfig's impersonation.
     void set_headers(Poco::Net::HTTPRequest& http, const std::string& token) const;
@@ -83,16 +90,16 @@ class HttpTransport {
     Duration m_request_timeout;
     std::string m_scheme, m_host, m_prefix;
     unsigned short m_port = 0;
-    Poco::Net::Context::Ptr m_context;
+    Poco::Net::Context::Ptr m_context GUARDED_BY(m_mutex);
     std::optional<Poco::Net::HTTPClientSession::ProxyConfig> m_proxy;  // proxy-url
-    std::string m_context_cert;  // the client certificate m_context presents
+    std::string m_context_cert GUARDED_BY(m_mutex);  // the client certificate m_context presents
     std::shared_ptr<ExecCredentialProvider> m_exec;
-    std::uint64_t m_exec_generation = 0;  // of the exec credentials in m_token
-    std::string m_token;                  // the current bearer token (guarded by m_mutex)
-    std::optional<TimePoint> m_token_read_at;
-    std::unique_ptr<Poco::Net::HTTPClientSession> m_session;
-    int m_sessions_opened = 0;
-    mutable std::mutex m_mutex;
+    std::uint64_t m_exec_generation GUARDED_BY(m_mutex) = 0;  // of the exec credentials in m_token
+    std::string m_token GUARDED_BY(m_mutex);                  // the current bearer token
+    std::optional<TimePoint> m_token_read_at GUARDED_BY(m_mutex);
+    std::unique_ptr<Poco::Net::HTTPClientSession> m_session GUARDED_BY(m_mutex);
+    int m_sessions_opened GUARDED_BY(m_mutex) = 0;
+    mutable Mutex m_mutex;
 };
 
 }  // namespace envgate::kube

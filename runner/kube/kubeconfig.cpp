@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "runner/base/yaml_bounded.h"
 #include "runner/kube/kubeconfig_entry.h"
-#include "runner/yaml_bounded.h"
 
 namespace envgate::kube {
 namespace {

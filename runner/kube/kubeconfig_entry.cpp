@@ -9,7 +9,7 @@
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
-#include "runner/yaml_json.h"
+#include "runner/base/yaml_json.h"
 
 namespace envgate::kube::kubeconfig_detail {
 

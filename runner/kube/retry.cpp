@@ -8,7 +8,7 @@
 #include <Poco/Exception.h>
 #include <fmt/format.h>
 
-#include "runner/signals.h"
+#include "runner/base/signals.h"
 
 namespace envgate::kube {
 

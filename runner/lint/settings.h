@@ -1,4 +1,4 @@
-// What envgate.yml's `lint:` section sets (runner/config_lint.cpp reads it): checks
+// What envgate.yml's `lint:` section sets (runner/config/config_lint.cpp reads it): checks
 // turned off, thresholds, and input paths skipped. The defaults apply without it.
 #pragma once
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gates/time.h"
-#include "runner/secrets.h"
+#include "runner/base/secrets.h"
 
 namespace envgate {
 
@@ -26,7 +26,7 @@ struct LogSettings {
 // Decides colour from the environment: off with NO_COLOR, on in CI (GitLab renders
 // SGR), else on only when `is_tty`. Section markers only in CI (a terminal would show
 // them as noise; the header line is printed either way). Secrets: the values of the
-// variables runner/secrets.h names (ENVGATE_SECRET_VARS, GitLab's credentials).
+// variables runner/base/secrets.h names (ENVGATE_SECRET_VARS, GitLab's credentials).
 template <typename Getenv>
 LogSettings log_settings_from(Getenv getenv, bool is_tty) {
     LogSettings s;
@@ -48,7 +48,7 @@ class JobLog {
     JobLog(std::ostream& out, Clock& clock, LogSettings settings);
 
     // Adds a value to mask from now on (e.g. a token read from a kubeconfig), for
-    // every output of the process (runner/secrets.h).
+    // every output of the process (runner/base/secrets.h).
     void add_secret(const std::string& value);
 
     void section_start(const std::string& name, const std::string& header, bool collapsed = false);

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "runner/base/utf8.h"
 #include "runner/report/render.h"
-#include "runner/utf8.h"
 
 namespace envgate {
 namespace {

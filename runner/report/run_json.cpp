@@ -2,8 +2,8 @@
 // renders saved runs). Field names are part of the documented interface.
 #include <nlohmann/json.hpp>
 
+#include "runner/base/utf8.h"
 #include "runner/report/render.h"
-#include "runner/utf8.h"
 
 namespace envgate {
 namespace {

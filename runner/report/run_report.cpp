@@ -31,15 +31,7 @@ const char* run_result_name(RunResult r) {
 }
 
 const char* lock_state_name(LockState s) {
-    switch (s) {
-        case LockState::free:
-            return "free";
-        case LockState::held:
-            return "held";
-        case LockState::failed:
-            return "failed";
-    }
-    return "unknown";
+    return locks::state_name(s);
 }
 
 bool FailedRun::same_run(const FailedRun& other) const {

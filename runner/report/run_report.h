@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "gates/time.h"
+#include "locks/lock_record.h"
 
 namespace envgate {
 
 enum class StepState { passed, failed, skipped, cancelled, running };
 enum class RunResult { success, failed, cancelled };
-enum class LockState { free, held, failed };
+// The lock's states are the lock model's (locks/lock_record.h): one vocabulary.
+using LockState = locks::LockState;
 
 const char* step_state_name(StepState s);  // "passed", "failed", ...
 const char* run_result_name(RunResult r);  // "success", "failed", "cancelled"

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "runner/utf8.h"
+#include "runner/base/utf8.h"
 
 namespace envgate {
 namespace {

@@ -1,6 +1,6 @@
 #include <filesystem>
 
-#include "runner/files.h"
+#include "runner/base/files.h"
 #include "runner/report/render.h"
 
 namespace envgate {

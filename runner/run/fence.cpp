@@ -26,7 +26,7 @@ void LockFence::proven(TimePoint sent) {
 }
 
 void LockFence::lost(const std::string& why) {
-    std::lock_guard<std::mutex> lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (!m_lost.load()) {
         m_why = why;
         m_lost.store(true);
@@ -35,7 +35,7 @@ void LockFence::lost(const std::string& why) {
 
 std::optional<std::string> LockFence::doubt() const {
     if (m_lost.load()) {
-        std::lock_guard<std::mutex> lock(m_mutex);
+        MutexLock lock(m_mutex);
         return "the lock is no longer held by this run: " + m_why;
     }
     Duration since = std::chrono::microseconds(micros(m_clock.now()) - m_last_proof_us.load());

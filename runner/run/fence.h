@@ -8,11 +8,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "gates/time.h"
+#include "runner/base/thread_annotations.h"
 
 namespace envgate {
 
@@ -43,8 +43,8 @@ class LockFence {
     std::int64_t m_token;
     std::atomic<std::int64_t> m_last_proof_us;
     std::atomic<bool> m_lost{false};
-    mutable std::mutex m_mutex;
-    std::string m_why;
+    mutable Mutex m_mutex;
+    std::string m_why GUARDED_BY(m_mutex);
 };
 
 }  // namespace envgate

@@ -7,12 +7,12 @@
 #include "gates/gate.h"
 #include "locks/describe.h"
 #include "locks/identity.h"
-#include "runner/exit_status.h"
-#include "runner/files.h"
+#include "runner/base/exit_code.h"
+#include "runner/base/files.h"
+#include "runner/config/run_order.h"
 #include "runner/gate/gate_runner.h"
 #include "runner/run/access_review.h"
 #include "runner/run/reruns.h"
-#include "runner/run_order.h"
 
 namespace envgate {
 namespace {}  // namespace
@@ -104,20 +104,12 @@ int Upgrade::plan() {
                                          m_ctx, m_log);
         if (!session) {
             m_ctx.err << "envgate run: " << m_log.mask(session.status().message()) << "\n";
-            return session.status().code() == Code::invalid ? k_exit_usage : k_exit_infra;
+            return exit_for(session.status(), Stage::connect);
         }
         m_kube = std::move(session).value();
     }
     return preflight();
 }
-
-namespace {
-
-bool is_infra(Code c) {
-    return c == Code::transient || c == Code::timeout || c == Code::io || c == Code::cancelled;
-}
-
-}  // namespace
 
 // What the API would say to each gate's Job, asked before the lock is taken (a server
 // side dry run), and whether the credentials may do what the run will do: a manifest it
@@ -127,7 +119,7 @@ bool is_infra(Code c) {
 // An infrastructure error names the cluster it could not reach or that refused: the
 // kubeconfig context and server (on-call's laptop may point elsewhere).
 std::string Upgrade::cluster_of(const Status& status) const {
-    return is_infra(status.code()) ? " (" + describe_cluster(m_kube->config) + ")" : "";
+    return is_infrastructure(status.code()) ? " (" + describe_cluster(m_kube->config) + ")" : "";
 }
 
 int Upgrade::preflight() {
@@ -149,7 +141,7 @@ int Upgrade::preflight() {
         m_ctx.err << "envgate run: preflight, before the lock: " << p.name << " (" << p.file
                   << "): " << m_log.mask(admitted.message()) << cluster_of(admitted)
                   << "; nothing was touched\n";
-        return is_infra(admitted.code()) ? k_exit_infra : k_exit_usage;
+        return exit_for(admitted, Stage::preflight);
     }
     return k_exit_success;
 }
@@ -164,7 +156,7 @@ int Upgrade::preflight_access(const std::string& gate_namespace) {
         m_ctx.err << "envgate run: preflight, before the lock: access review: "
                   << m_log.mask(denied.status().message()) << cluster_of(denied.status())
                   << "; nothing was touched\n";
-        return is_infra(denied.status().code()) ? k_exit_infra : k_exit_usage;
+        return exit_for(denied.status(), Stage::preflight);
     }
     std::string missing;
     for (const AccessNeed& need : *denied) {

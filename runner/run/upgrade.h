@@ -1,8 +1,9 @@
 // The upgrade of one environment, in the order of spec/gates.md: lock -> diff ->
 // pre-migrations -> deploy -> post-migrations -> batched-migrations-check -> qa
 // (under the global qa lock) -> release, with the gates and steps envgate.yml adds
-// where their `after` puts them (runner/run_order.h). A step starts only after the one before it
-// succeeded; a failure or a cancellation applies the environment's failure policy.
+// where their `after` puts them (runner/config/run_order.h). A step starts only after
+// the one before it succeeded; a failure or a cancellation applies the environment's
+// failure policy.
 // Everything it did lands in a RunReport, whatever the outcome.
 #pragma once
 
@@ -16,15 +17,15 @@
 
 #include "locks/heartbeat.h"
 #include "locks/lock_manager.h"
-#include "runner/cmd_lock.h"
-#include "runner/config.h"
-#include "runner/context.h"
+#include "runner/base/context.h"
+#include "runner/config/config.h"
+#include "runner/connect/kube_session.h"
+#include "runner/connect/lock_target.h"
+#include "runner/connect/step_runner.h"
 #include "runner/gate/manifest.h"
-#include "runner/kube_session.h"
 #include "runner/report/job_log.h"
 #include "runner/report/run_report.h"
 #include "runner/run/fence.h"
-#include "runner/step_runner.h"
 
 namespace envgate {
 

@@ -3,10 +3,10 @@
 #include "locks/describe.h"
 #include "locks/identity.h"
 #include "locks/policy.h"
-#include "runner/exit_status.h"
+#include "runner/base/exit_code.h"
+#include "runner/config/run_order.h"
 #include "runner/run/reruns.h"
 #include "runner/run/upgrade.h"
-#include "runner/run_order.h"
 
 // The lock side of Upgrade: taking the lock, keeping it (heartbeat), the fencing
 // check every mutating action passes (still_holding) and what the run leaves it in.
@@ -32,9 +32,7 @@ void say_unlock(JobLog& log, const std::string& lead, const std::string& env,
 
 void Upgrade::fill_lock_report(const locks::LockRecord& record) {
     LockReport& l = m_report.lock;
-    l.state = record.state == locks::LockState::free   ? LockState::free
-              : record.state == locks::LockState::held ? LockState::held
-                                                       : LockState::failed;
+    l.state = record.state;
     l.holder = record.holder ? record.holder->id : "";
     l.holder_pipeline_url =
         record.holder ? std::optional(record.holder->pipeline_url) : std::nullopt;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/config.h"
+#include "runner/config/config.h"
 #include "runner/generate/git_diff.h"
 #include "runner/generate/plan.h"
 #include "runner/generate/render_child.h"

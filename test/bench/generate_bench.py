@@ -29,7 +29,7 @@ import generate_bench_repo  # noqa: E402
 
 
 def glob_to_ere(glob):
-    """envgate's glob rules (runner/generate/glob.h) as a POSIX ERE, anchored."""
+    """envgate's glob rules (runner/config/glob.h) as a POSIX ERE, anchored."""
     if glob.startswith("./"):
         glob = glob[2:]
     glob = glob.lstrip("/")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,24 +41,31 @@ type container struct {
 	restartCount int32
 	state        v1.ContainerState
 	lastState    v1.ContainerState
+	prevLast     v1.ContainerState // lastState before a crash loop's waiting state
 	cmd          *exec.Cmd
 	startedAt    time.Time
 	done         bool // will not run again
 	stopping     bool
 	crashes      int
-	restartAt    time.Time // when a pending restart is due
-	pending      bool      // a restart (or a retried start) is pending
+	restartAt    time.Time     // when a pending restart is due
+	backoff      time.Duration // nominal back-off of a crash not yet shown as CrashLoopBackOff
+	pending      bool          // a restart (or a retried start) is pending
 	imageTries   int
 	configErrMsg string
 }
 
 func newContainer(p *podWorker, spec v1.Container, init bool, index int) *container {
-	reason := "ContainerCreating"
-	if init {
-		reason = "PodInitializing"
-	}
 	return &container{spec: spec, init: init, pod: p, index: index,
-		state: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason}}}
+		state: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultWaiting(p.pod)}}}
+}
+
+// defaultWaiting is the kubelet's waiting reason for a container it has not created:
+// PodInitializing in a pod with init containers (for all of them), else ContainerCreating.
+func defaultWaiting(pod *v1.Pod) string {
+	if len(pod.Spec.InitContainers) > 0 {
+		return "PodInitializing"
+	}
+	return "ContainerCreating"
 }
 
 func (c *container) running() bool { return c.cmd != nil }
@@ -139,7 +147,7 @@ func (c *container) start(now time.Time) bool {
 		}
 	}
 	c.instances++
-	c.pending = false
+	c.pending, c.backoff = false, 0
 	c.startedAt = now
 	c.configErrMsg = ""
 	if startErr != nil {
@@ -257,12 +265,40 @@ func (c *container) exited(code int, now time.Time) {
 		delay = min(delay*2, backoffMaxNominal)
 	}
 	c.restartAt = now.Add(c.pod.agent.scaled(delay))
+	c.backoff = delay // CrashLoopBackOff once the terminated state was written (backOff)
+}
+
+// backOff moves a crashed container whose restart is backed off from its terminated
+// state to waiting CrashLoopBackOff (the kubelet's next status, after the SyncPod that
+// met the back-off); it reports whether it did.
+func (c *container) backOff() bool {
+	if c.backoff == 0 || c.done || !c.pending || c.state.Terminated == nil {
+		return false
+	}
 	podRef := fmt.Sprintf("%s_%s(%s)", c.pod.name, c.pod.ns, c.pod.uid)
 	c.pod.event(v1.EventTypeWarning, "BackOff",
 		fmt.Sprintf("Back-off restarting failed container %s in pod %s", c.spec.Name, podRef))
-	c.lastState = c.state
+	c.prevLast, c.lastState = c.lastState, c.state
 	c.state = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.spec.Name, podRef)}}
+		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", c.backoff, c.spec.Name, podRef)}}
+	c.backoff = 0
+	return true
+}
+
+// deleting: the state the kubelet reports for the container once its pod is deleted.
+// A start error (the reason cache: CrashLoopBackOff, CreateContainerConfigError,
+// ErrImagePull) is shown only for a container that would be restarted, which a deleted
+// pod's are not: a crash-looping container shows its last run terminated (and the run
+// before as its last state), one never started the default waiting reason.
+func (c *container) deleting() {
+	if c.state.Waiting == nil {
+		return
+	}
+	if c.lastState.Terminated != nil {
+		c.state, c.lastState = c.lastState, c.prevLast
+		return
+	}
+	c.state = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: defaultWaiting(c.pod.pod)}}
 }
 
 // terminate begins a graceful stop (the pod is being deleted).
@@ -271,13 +307,34 @@ func (c *container) terminate() {
 	c.pending = false
 	switch {
 	case c.cmd != nil:
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+		// The runtime stops a container by signalling its PID 1 alone, and the kernel
+		// delivers a signal to a PID namespace's init only when it set a handler: a
+		// shell that did not trap TERM carries on (SIGKILL at the grace period's end
+		// ends it and everything it started). The node agent's container processes are
+		// not PID 1 of a namespace, so it asks first.
+		if pid := c.cmd.Process.Pid; catches(pid, syscall.SIGTERM) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
 		c.pod.event(v1.EventTypeNormal, "Killing", "Stopping container "+c.spec.Name)
-	case !c.done && c.state.Waiting != nil && c.lastState.Terminated != nil:
-		c.state, c.done = c.lastState, true // a crash-looping container stays terminated
-	case !c.done:
+	default:
 		c.done = true
 	}
+}
+
+// catches reports whether process pid has a handler for sig (SigCgt in
+// /proc/PID/status): what a PID namespace's init must have for the signal to reach it.
+func catches(pid int, sig syscall.Signal) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if hex, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }
 
 func (c *container) kill() {

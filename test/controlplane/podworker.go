@@ -35,6 +35,7 @@ type podWorker struct {
 	init, app   []*container
 	startTime   metav1.Time
 	terminating bool
+	sandbox     int // sandboxNone, sandboxReady, sandboxStopped
 	killAt      time.Time
 	finished    bool // final status written (or evicted): no more status writes
 	gone        bool
@@ -113,8 +114,10 @@ func (w *podWorker) run(ctx context.Context) {
 	}
 }
 
-// sync moves the pod one step on and writes its status when it changed; it returns
-// when to look again, and whether the worker is done.
+// sync moves the pod one step on as the kubelet's pod worker does: it writes the
+// status of what it observed, then acts (creates the sandbox, starts or restarts
+// containers, stops the pod); what an action changes is written by the next sync. It
+// returns when to look again, and whether the worker is done.
 func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 	w.mu.Lock()
 	now := time.Now()
@@ -129,8 +132,17 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 		w.mu.Unlock()
 		return time.Hour, false
 	}
+	var writes []*v1.PodStatus
+	emit := func(st *v1.PodStatus) {
+		if st != nil {
+			writes = append(writes, st)
+		}
+	}
 	pod := w.pod
+	soon, final := false, false
 	if pod.DeletionTimestamp != nil && !w.terminating {
+		// SyncTerminatingPod: the status as seen (a deleted pod's waiting containers show
+		// no start error any more), then the containers are stopped.
 		w.terminating = true
 		grace := int64(30)
 		if pod.DeletionGracePeriodSeconds != nil {
@@ -138,11 +150,15 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 		}
 		w.killAt = now.Add(time.Duration(grace) * time.Second)
 		for _, c := range w.all() {
+			c.deleting()
+		}
+		emit(w.buildStatus(false))
+		for _, c := range w.all() {
 			c.terminate()
 		}
 	}
-	final := false
-	if w.terminating {
+	switch {
+	case w.terminating:
 		anyRunning := false
 		for _, c := range w.all() {
 			if c.running() && !now.Before(w.killAt) {
@@ -150,22 +166,51 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 			}
 			anyRunning = anyRunning || c.running()
 		}
-		final = !anyRunning
-	} else {
-		w.startDue(now)
+		// Once all stopped, the sandbox goes, the terminal status is written, then
+		// TerminatePod's. While one still runs, a container that ended is published:
+		// the kubelet writes nothing while its killPod waits, but the agent's back-off
+		// (1/100 of the kubelet's) can start a run the kubelet's would not have, and a
+		// container holding the pod (trap '' TERM) would hide that run's end until the
+		// pod is deleted at once after it (test/controlplane/README.md, "Differences").
+		if anyRunning {
+			emit(w.buildStatus(false))
+		} else {
+			final = true
+			w.sandbox = sandboxStopped
+			emit(w.buildStatus(true))
+			emit(w.terminatePod())
+		}
+	case w.sandbox == sandboxStopped:
+		// Ended on its own: nothing runs until the pod is deleted.
+	default:
+		emit(w.buildStatus(false))
+		switch {
+		case terminalPhase(w.naturalPhase()):
+			// The pod ended (SyncPod says terminal): its worker stops the sandbox and
+			// writes the terminal phase, held back until then.
+			w.sandbox = sandboxStopped
+			emit(w.buildStatus(true))
+		case w.sandbox == sandboxNone:
+			w.sandbox = sandboxReady
+			soon = true
+		default:
+			soon = w.startDue(now)
+		}
 	}
-	status := w.buildStatus()
 	events := w.events
 	w.events = nil
 	wake := w.nextWake(now)
+	if soon {
+		wake = time.Millisecond
+	}
 	if final {
 		w.finished = true
 	}
 	w.mu.Unlock()
 
 	w.flushEvents(ctx, events)
-	if status != nil {
-		w.writeStatus(ctx, status)
+	for _, st := range writes {
+		w.writeStatus(ctx, st)
 	}
 	if final {
 		w.finalDelete(ctx)
@@ -173,24 +218,36 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 	return wake, false
 }
 
-func (w *podWorker) startDue(now time.Time) {
+// startDue starts (or restarts) the containers due now, and puts a crashed one whose
+// restart is backed off into CrashLoopBackOff; it returns whether a status changed.
+// A container that exited is acted on only here, after the sync wrote its terminated
+// state: the kubelet's SyncPod writes the status it observed before it restarts
+// (kubelet.go SyncPod: generateAPIPodStatus and SetPodStatus, then the runtime's
+// SyncPod), so a failed run is published as terminated, restartCount unchanged.
+func (w *podWorker) startDue(now time.Time) bool {
+	changed := false
+	act := func(c *container) {
+		switch {
+		case c.due(now):
+			changed = c.start(now) || changed
+		case c.backOff():
+			changed = true
+		}
+	}
 	for _, c := range w.init {
 		if c.succeeded() {
 			continue
 		}
 		if c.done { // failed for good (restartPolicy Never)
-			return
+			return changed
 		}
-		if c.due(now) {
-			c.start(now)
-		}
-		return
+		act(c)
+		return changed
 	}
 	for _, c := range w.app {
-		if c.due(now) {
-			c.start(now)
-		}
+		act(c)
 	}
+	return changed
 }
 
 func (w *podWorker) nextWake(now time.Time) time.Duration {
@@ -206,71 +263,99 @@ func (w *podWorker) nextWake(now time.Time) time.Duration {
 	return max(next, time.Millisecond)
 }
 
-// phase follows the kubelet: a deleted pod keeps its phase while a container still
-// runs in its grace period, and turns terminal only once all stopped.
-func (w *podWorker) phase() v1.PodPhase {
-	if w.terminating {
-		for _, c := range w.all() {
-			if c.running() {
-				return ""
-			}
-		}
-	}
+func (w *podWorker) statuses() (init, app []v1.ContainerStatus) {
 	for _, c := range w.init {
-		if c.done && !c.succeeded() {
-			return v1.PodFailed
-		}
-		if !c.done {
-			if w.terminating {
-				return v1.PodFailed
-			}
-			return v1.PodPending
-		}
+		init = append(init, c.status())
 	}
-	allDone, allOK, anyStarted := true, true, false
 	for _, c := range w.app {
-		allDone = allDone && c.done
-		allOK = allOK && c.succeeded()
-		anyStarted = anyStarted || c.instances > 0
+		app = append(app, c.status())
 	}
+	return init, app
+}
+
+// naturalPhase is the phase SyncPod computes (the restart policy still counts).
+func (w *podWorker) naturalPhase() v1.PodPhase {
+	init, app := w.statuses()
+	return podPhase(w.restartPolicy, init, app, false)
+}
+
+// oldPhase is the phase last written (or the API's): what a held-back terminal phase
+// stays at.
+func (w *podWorker) oldPhase() v1.PodPhase {
 	switch {
-	case allDone && allOK:
-		return v1.PodSucceeded
-	case allDone || w.terminating:
-		return v1.PodFailed
-	case anyStarted:
-		return v1.PodRunning
+	case w.lastWritten != nil:
+		return w.lastWritten.Phase
+	case w.pod.Status.Phase != "":
+		return w.pod.Status.Phase
 	}
 	return v1.PodPending
 }
 
-// buildStatus returns the status to write, or nil when nothing changed since the last
-// write.
-func (w *podWorker) buildStatus() *v1.PodStatus {
-	st := v1.PodStatus{Phase: w.phase(), HostIP: "127.0.0.1", PodIP: "127.0.0.1",
+// buildStatus generates the status as the kubelet does (generateAPIPodStatus, then the
+// status manager's merge: a terminal phase is held back while the sandbox is up, with
+// the conditions already those of the terminal phase); nil when nothing changed since
+// the last write.
+func (w *podWorker) buildStatus(podIsTerminal bool) *v1.PodStatus {
+	init, app := w.statuses()
+	phase := podPhase(w.restartPolicy, init, app, podIsTerminal)
+	st := v1.PodStatus{Phase: phase, HostIP: "127.0.0.1", PodIP: "127.0.0.1",
 		HostIPs: []v1.HostIP{{IP: "127.0.0.1"}}, PodIPs: []v1.PodIP{{IP: "127.0.0.1"}},
-		StartTime: &w.startTime, QOSClass: v1.PodQOSBestEffort}
-	allReady := len(w.app) > 0
-	for _, c := range w.app {
-		s := c.status()
-		allReady = allReady && s.Ready
-		st.ContainerStatuses = append(st.ContainerStatuses, s)
+		StartTime: &w.startTime, QOSClass: v1.PodQOSBestEffort,
+		ContainerStatuses: app, InitContainerStatuses: init,
+		Conditions: kubeletConditions(phase, w.sandbox, init, app)}
+	if old := w.oldPhase(); terminalPhase(phase) && !terminalPhase(old) && w.sandbox != sandboxStopped {
+		st.Phase = old
 	}
-	initDone := true
-	for _, c := range w.init {
-		st.InitContainerStatuses = append(st.InitContainerStatuses, c.status())
-		initDone = initDone && c.succeeded()
-	}
-	if w.lastWritten != nil && reflect.DeepEqual(*w.lastWritten, st) {
+	return w.changed(&st)
+}
+
+func (w *podWorker) changed(st *v1.PodStatus) *v1.PodStatus {
+	if w.lastWritten != nil && reflect.DeepEqual(*w.lastWritten, *st) {
 		return nil
 	}
 	w.lastWritten = st.DeepCopy()
-	return &st
+	return st
+}
+
+// terminatePod is the status manager's TerminatePod: once the pod worker finished, a
+// container with no terminated state is reported 137 ContainerStatusUnknown (an init
+// container only up to the last one that started) and a Pending or Running phase
+// becomes Failed; the conditions stay as they were.
+func (w *podWorker) terminatePod() *v1.PodStatus {
+	if w.lastWritten == nil {
+		return nil
+	}
+	st := w.lastWritten.DeepCopy()
+	lastStarted := -1
+	for i, s := range st.InitContainerStatuses {
+		if s.State.Waiting == nil || s.LastTerminationState.Terminated != nil {
+			lastStarted = i
+		}
+	}
+	initialized := len(st.InitContainerStatuses) == 0
+	for _, c := range w.app {
+		initialized = initialized || c.instances > 0
+	}
+	for i := range st.InitContainerStatuses {
+		if i <= lastStarted && st.InitContainerStatuses[i].State.Terminated == nil {
+			st.InitContainerStatuses[i].State = unknownAtTermination()
+		}
+	}
+	if initialized {
+		for i := range st.ContainerStatuses {
+			if st.ContainerStatuses[i].State.Terminated == nil {
+				st.ContainerStatuses[i].State = unknownAtTermination()
+			}
+		}
+	}
+	if !terminalPhase(st.Phase) {
+		st.Phase = v1.PodFailed
+	}
+	return w.changed(st)
 }
 
 // writeStatus merges the kubelet's part of the status into the newest pod: conditions
-// written by others (DisruptionTarget, PodScheduled) are kept, and a terminal phase is
-// never left.
+// written by others (DisruptionTarget) are kept, and a terminal phase is never left.
 func (w *podWorker) writeStatus(ctx context.Context, mine *v1.PodStatus) {
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur, err := w.agent.client.CoreV1().Pods(w.ns).Get(ctx, w.name, metav1.GetOptions{})
@@ -280,53 +365,22 @@ func (w *podWorker) writeStatus(ctx context.Context, mine *v1.PodStatus) {
 		if cur.UID != w.uid {
 			return nil
 		}
-		old := cur.Status.Phase
 		st := cur.Status
-		phase := mine.Phase
-		if phase == "" || (cur.DeletionTimestamp != nil && (phase == v1.PodRunning || phase == v1.PodPending)) {
-			phase = old
+		if !terminalPhase(st.Phase) {
+			st.Phase = mine.Phase
 		}
-		if old == v1.PodSucceeded || old == v1.PodFailed {
-			phase = old
-		}
-		if phase == "" {
-			phase = v1.PodPending
-		}
-		st.Phase = phase
 		st.HostIP, st.PodIP, st.HostIPs, st.PodIPs = mine.HostIP, mine.PodIP, mine.HostIPs, mine.PodIPs
 		st.StartTime, st.QOSClass = mine.StartTime, mine.QOSClass
 		st.ContainerStatuses, st.InitContainerStatuses = mine.ContainerStatuses, mine.InitContainerStatuses
-		terminal := phase == v1.PodSucceeded || phase == v1.PodFailed
-		notReady := "ContainersNotReady"
-		if terminal {
-			notReady = "PodFailed"
-			if phase == v1.PodSucceeded {
-				notReady = "PodCompleted"
-			}
-		}
-		allReady := len(mine.ContainerStatuses) > 0
-		for _, c := range mine.ContainerStatuses {
-			allReady = allReady && c.Ready
-		}
-		initDone := true
-		for _, c := range mine.InitContainerStatuses {
-			initDone = initDone && c.Ready
-		}
-		cond := func(t v1.PodConditionType, ok bool, reason string) {
-			c := v1.PodCondition{Type: t, Status: v1.ConditionTrue}
-			if !ok {
-				c.Status, c.Reason = v1.ConditionFalse, reason
+		for _, c := range mine.Conditions {
+			if terminalPhase(st.Phase) && (c.Type == v1.PodReady || c.Type == v1.ContainersReady) && c.Status == v1.ConditionTrue {
+				c = v1.PodCondition{Type: c.Type, Status: v1.ConditionFalse, Reason: "PodFailed"}
+				if st.Phase == v1.PodSucceeded {
+					c.Reason = "PodCompleted"
+				}
 			}
 			setPodCondition(&st, c)
 		}
-		initReason := "ContainersNotInitialized"
-		if terminal {
-			initReason = "PodCompleted"
-		}
-		cond(v1.PodReadyToStartContainers, !terminal, "")
-		cond(v1.PodInitialized, initDone, initReason)
-		cond(v1.PodReady, allReady && !terminal, notReady)
-		cond(v1.ContainersReady, allReady && !terminal, notReady)
 		cur.Status = st
 		_, err = w.agent.client.CoreV1().Pods(w.ns).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
@@ -372,8 +426,7 @@ func (w *podWorker) evict(ctx context.Context, message string) error {
 	for _, c := range w.all() {
 		c.evicted()
 	}
-	w.lastWritten = nil
-	mine := w.buildStatus()
+	init, app := w.statuses()
 	w.mu.Unlock()
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur, err := w.agent.client.CoreV1().Pods(w.ns).Get(ctx, w.name, metav1.GetOptions{})
@@ -382,7 +435,7 @@ func (w *podWorker) evict(ctx context.Context, message string) error {
 		}
 		st := &cur.Status
 		st.Phase, st.Reason, st.Message = v1.PodFailed, "Evicted", message
-		st.ContainerStatuses, st.InitContainerStatuses = mine.ContainerStatuses, mine.InitContainerStatuses
+		st.ContainerStatuses, st.InitContainerStatuses = app, init
 		setPodCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
 			Reason: "TerminationByKubelet", Message: message})
 		setPodCondition(st, v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodFailed"})

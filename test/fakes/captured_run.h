@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "runner/context.h"
+#include "runner/base/context.h"
 #include "test/fakes/fake_clock.h"
 
 namespace envgate::test {

@@ -259,7 +259,7 @@ BOOST_AUTO_TEST_CASE(a_restart_before_the_read_keeps_the_failed_run_not_the_next
 
 // Given kept failed runs and the pods of a later pass, then each run's command is the one
 // that shows it then: --previous once its container restarted, none once a later run
-// replaced it or its pod is gone, which its note says.
+// replaced it, its pod is gone or finished, which its note says.
 BOOST_AUTO_TEST_CASE(kept_commands_follow_the_pods_until_they_no_longer_work) {
     const std::string cmd = "kubectl -n gitlab logs pod/migrate-1a2b3c4d-x7k2p -c migrations";
     StepReport step;
@@ -285,6 +285,15 @@ BOOST_AUTO_TEST_CASE(kept_commands_follow_the_pods_until_they_no_longer_work) {
     BOOST_TEST(step.failed_runs[0].log_note ==
                "the last lines of its log; kubectl logs no longer shows it: pod "
                "migrate-1a2b3c4d-x7k2p is gone");
+    // The pod finished (run 2 passed): a real node keeps the last run's log only.
+    step.failed_runs = {one};
+    pod = failed_pod(true);
+    pod.phase = "Succeeded";
+    refresh_log_commands(k_job, {pod}, step);
+    BOOST_TEST(step.failed_runs[0].log_command.empty());
+    BOOST_TEST(step.failed_runs[0].log_note ==
+               "the last lines of its log; kubectl logs no longer shows it once pod "
+               "migrate-1a2b3c4d-x7k2p finished: its node keeps only the last run's log");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

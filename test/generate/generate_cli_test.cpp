@@ -10,8 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "runner/base/exit_status.h"
 #include "runner/cli.h"
-#include "runner/exit_status.h"
 #include "test/fakes/fake_clock.h"
 #include "test/generate/test_repo.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/generate/glob.h"
+#include "runner/config/glob.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // whether the path belongs to the environment as GitLab's rules:changes would:
 // braces, `**/` across directories, `*` and `?` within one segment, character
 // classes, escapes and the odd edges (each want checked with Ruby's File.fnmatch?).
-#include "runner/generate/glob.h"
+#include "runner/config/glob.h"
 
 #include <algorithm>
 #include <boost/test/unit_test.hpp>

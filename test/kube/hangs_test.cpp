@@ -12,10 +12,10 @@
 #include <fstream>
 #include <thread>
 
+#include "runner/base/real_clock.h"
+#include "runner/base/signals.h"
 #include "runner/kube/exec_credential.h"
 #include "runner/kube/retry.h"
-#include "runner/real_clock.h"
-#include "runner/signals.h"
 #include "test/fakes/fake_clock.h"
 
 using namespace envgate;

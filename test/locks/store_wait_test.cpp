@@ -15,7 +15,7 @@
 
 #include "locks/kubernetes_lease_store.h"
 #include "locks/lock_manager.h"
-#include "runner/real_clock.h"
+#include "runner/base/real_clock.h"
 #include "test/locks/lease_store_factory.h"
 #include "test/locks/store_factories.h"
 

@@ -16,8 +16,8 @@
 #include <sstream>
 
 #include "locks/file_store.h"
+#include "runner/base/files.h"
 #include "runner/cmd_dashboard.h"
-#include "runner/files.h"
 #include "runner/report/dashboard.h"
 #include "runner/report/render.h"
 #include "test/fakes/fake_clock.h"

@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "runner/files.h"
+#include "runner/base/files.h"
 #include "runner/report/render.h"
 #include "runner/report/text.h"
 

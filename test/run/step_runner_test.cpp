@@ -5,7 +5,7 @@
 #include <chrono>
 #include <csignal>
 
-#include "runner/step_runner.h"
+#include "runner/connect/step_runner.h"
 
 using namespace envgate;
 

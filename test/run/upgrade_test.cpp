@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "runner/config.h"
-#include "runner/exit_status.h"
+#include "runner/base/exit_status.h"
+#include "runner/config/config.h"
 #include "runner/run/upgrade.h"
 #include "test/fakes/fake_clock.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/base/exit_status.h"
 #include "runner/cli.h"
-#include "runner/exit_status.h"
 #include "test/fakes/captured_run.h"
 
 using namespace envgate;

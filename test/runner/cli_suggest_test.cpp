@@ -4,8 +4,8 @@
 // no guess.
 #include <boost/test/unit_test.hpp>
 
+#include "runner/base/exit_status.h"
 #include "runner/cli.h"
-#include "runner/exit_status.h"
 #include "test/fakes/captured_run.h"
 
 using namespace envgate;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/base/exit_status.h"
 #include "runner/cmd_config.h"
-#include "runner/exit_status.h"
 #include "test/fakes/captured_run.h"
 
 using namespace envgate;

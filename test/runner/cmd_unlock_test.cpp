@@ -15,12 +15,12 @@
 #include <sstream>
 
 #include "locks/file_store.h"
+#include "runner/base/exit_status.h"
 #include "runner/cmd_lock.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
-#include "runner/config.h"
-#include "runner/exit_status.h"
-#include "runner/gitlab_members.h"
+#include "runner/config/config.h"
+#include "runner/connect/gitlab_members.h"
 #include "test/fakes/fake_clock.h"
 #include "test/locks/store_factories.h"
 #include "test/runner/fake_gitlab.h"

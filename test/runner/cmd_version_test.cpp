@@ -12,9 +12,9 @@
 #include <regex>
 #include <utility>
 
+#include "runner/base/exit_status.h"
 #include "runner/cli.h"
 #include "runner/cmd_version.h"
-#include "runner/exit_status.h"
 #include "test/fakes/captured_run.h"
 
 using namespace envgate;

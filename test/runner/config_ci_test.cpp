@@ -6,8 +6,8 @@
 #include <string>
 
 #include "runner/cmd_config.h"
-#include "runner/config.h"
-#include "runner/config_ci.h"
+#include "runner/config/config.h"
+#include "runner/config/config_ci.h"
 
 using namespace envgate;
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "runner/cmd_config.h"
-#include "runner/config.h"
-#include "runner/config_gitlab.h"
+#include "runner/config/config.h"
+#include "runner/config/config_gitlab.h"
 
 using namespace envgate;
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "runner/config.h"
-#include "runner/run_order.h"
+#include "runner/config/config.h"
+#include "runner/config/run_order.h"
 
 using namespace envgate;
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "runner/cmd_config.h"
-#include "runner/config.h"
-#include "runner/config_yaml.h"
+#include "runner/config/config.h"
+#include "runner/config/config_yaml.h"
 
 using namespace envgate;
 using namespace std::chrono;

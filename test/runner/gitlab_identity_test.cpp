@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/gitlab_identity.h"
+#include "runner/connect/gitlab_identity.h"
 #include "test/runner/jwt_signer.h"
 
 using namespace envgate;

@@ -5,7 +5,7 @@
 // sends the token only over verified TLS or to a loopback address.
 #include <boost/test/unit_test.hpp>
 
-#include "runner/gitlab_members.h"
+#include "runner/connect/gitlab_members.h"
 #include "test/kube/test_api_server.h"
 #include "test/runner/fake_gitlab.h"
 

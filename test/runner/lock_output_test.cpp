@@ -8,8 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "runner/base/exit_status.h"
 #include "runner/cmd_dashboard.h"
-#include "runner/exit_status.h"
 #include "test/runner/lock_workspace.h"
 
 using namespace envgate;

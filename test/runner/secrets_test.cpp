@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "runner/base/secrets.h"
 #include "runner/gate/manifest.h"
-#include "runner/secrets.h"
 
 using namespace envgate;
 
@@ -86,6 +86,17 @@ BOOST_AUTO_TEST_CASE(secret_variables_are_never_expanded_into_a_job) {
         }
     }
     BOOST_TEST(*expand_variables("${CI_COMMIT_SHA}", "x", env) == "0123456789abcdef");
+}
+
+// Given one credential a client holds (GitLab's token, the kube bearer token), then the
+// one replacing loop masks every occurrence with the caller's mark, leaves text alone
+// for an empty secret, and does not loop on a secret found inside the mark itself.
+BOOST_AUTO_TEST_CASE(replace_secret_masks_each_occurrence_with_the_mark) {
+    BOOST_TEST(replace_secret("a tok b tok", "tok") == "a [MASKED] b [MASKED]");
+    BOOST_TEST(replace_secret("abcabc", "abc", k_redacted) == "[redacted][redacted]");
+    BOOST_TEST(replace_secret("envgate-gstg", "t", k_redacted) == "envga[redacted]e-gs[redacted]g");
+    BOOST_TEST(replace_secret("nothing here", "") == "nothing here");
+    BOOST_TEST(replace_secret("MASK", "MASK") == "[MASKED]");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,9 +3,9 @@
 // 15, section 3.9, table 3-8), and dump_json() writes such strings instead of throwing.
 #include <boost/test/unit_test.hpp>
 
+#include "runner/base/exit_status.h"
+#include "runner/base/utf8.h"
 #include "runner/cli.h"
-#include "runner/exit_status.h"
-#include "runner/utf8.h"
 #include "test/fakes/captured_run.h"
 
 using namespace envgate;

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Given a copy of the product sources, scripts/check-layers passes; then each planted
+# violation (a back arrow, a command including a command, an old forwarded path, a
+# second Status -> exit code mapping, a second masker, a second atomic write) makes it
+# fail, naming the file and the rule. Usage: check_layers_test.sh REPO_ROOT
+set -euo pipefail
+repo=$1
+check="$repo/scripts/check-layers"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$repo/gates" "$repo/locks" "$repo/runner" "$work/"
+
+"$check" "$work" >/dev/null || { echo "FAIL: the clean tree does not pass"; "$check" "$work"; exit 1; }
+
+failures=0
+# plant FILE LINE EXPECTED: appends LINE to FILE, expects the check to fail saying
+# EXPECTED, then restores FILE.
+plant() {
+  local file=$1 line=$2 expected=$3 out
+  cp "$work/$file" "$work/$file.orig"
+  printf '%s\n' "$line" >>"$work/$file"
+  if out=$("$check" "$work" 2>&1); then
+    echo "FAIL: planted in $file, the check passed: $line"
+    failures=$((failures + 1))
+  elif ! grep -qF -- "$expected" <<<"$out"; then
+    echo "FAIL: planted in $file, the check did not say \"$expected\":"
+    echo "$out"
+    failures=$((failures + 1))
+  else
+    echo "ok: $file: $expected"
+  fi
+  mv "$work/$file.orig" "$work/$file"
+}
+
+plant runner/kube/retry.cpp '#include "runner/connect/kube_session.h"' \
+  "runner/kube/retry.cpp: kube -> connect is not an arrow"
+plant gates/gate.cpp '#include "runner/base/files.h"' "gates/gate.cpp: gates -> base is not an arrow"
+plant locks/record_json.cpp '#include "runner/cmd_status.h"' "lock_model -> runner is not an arrow"
+plant runner/report/text.cpp '#include "locks/kubernetes_lease_store.h"' \
+  "runner/report/text.cpp: report -> locks is not an arrow"
+plant runner/config/config.cpp '#include "runner/generate/plan.h"' "config -> generate is not an arrow"
+plant runner/run/upgrade.cpp '#include "runner/cmd_lock.h"' "run -> runner is not an arrow"
+plant runner/cmd_status.cpp '#include "runner/cmd_lock.h"' "a command includes another command"
+plant runner/kube/retry.cpp '#include "runner/secrets.h"' "old path runner/secrets.h"
+plant runner/cmd_lint.cpp 'int f(Code c) { return c == Code::invalid ? k_exit_usage : k_exit_infra; }' \
+  "exit-code"
+plant runner/cmd_lint.cpp 'int f(Code c) { switch (c) { case Code::invalid: return k_exit_usage; } }' \
+  "exit-code"
+plant runner/connect/gitlab_members.cpp 'const std::string mask = "[MASKED]";' "masker"
+plant runner/kube/errors.cpp 'auto at = text.find(secret);' "masker"
+plant runner/report/write_reports.cpp 'int g() { return ::rename("a", "b"); }' "atomic-write"
+
+[ "$failures" = 0 ] || { echo "$failures planted violation(s) not caught"; exit 1; }
+echo "every planted violation was caught"
