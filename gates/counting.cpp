@@ -1,6 +1,8 @@
 #include "gates/counting.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace envgate::gates {
 namespace {
@@ -101,8 +103,12 @@ int count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::
     assign_run_key(key, pod, c);
     auto it = a.failed_runs.find(key);
     if (it != a.failed_runs.end()) {
+        if (runs > it->second) {
+            a.rose.emplace_back(key, it->second);
+        }
         runs = it->second = std::max(it->second, runs);
     } else if (runs > 0) {
+        a.rose.emplace_back(key, 0);
         a.failed_runs.emplace(key, runs);
     }
     if (active) {
@@ -161,6 +167,21 @@ bool ignored_by_policy(const Job& job, const Pod& pod) {
     return rule != nullptr && rule->action == "Ignore"sv;
 }
 
+std::optional<std::string> ignore_reason(const Job& job, const Pod& pod) {
+    std::size_t index = 0;
+    const PodFailureRule* rule = first_rule(job, pod, index);
+    if (rule == nullptr || rule->action != "Ignore"sv) {
+        return std::nullopt;
+    }
+    std::string out = "podFailurePolicy rule " + std::to_string(index) + " (Ignore) matches ";
+    if (rule->on_exit_codes) {
+        const ContainerStatus& c = *exit_code_match(*rule->on_exit_codes, pod);
+        return out + "exit code " + std::to_string(c.state.terminated->exit_code) +
+               " of container " + c.name;
+    }
+    return out + "its condition " + condition_match(*rule, pod)->type;
+}
+
 std::optional<std::string> fail_job_message(const Job& job, const std::vector<const Pod*>& pods) {
     if (!job.pod_failure_policy) {
         return std::nullopt;
@@ -182,6 +203,49 @@ std::optional<std::string> fail_job_message(const Job& job, const std::vector<co
         return "Pod " + who + " has condition " + condition_match(*rule, *pod)->type + at;
     }
     return std::nullopt;
+}
+
+int failed_index_count(const Job& job, const std::vector<const Pod*>& pods) {
+    if (!job.indexed || !job.backoff_limit_per_index) {
+        return 0;
+    }
+    std::vector<std::pair<long long, long long>> ranges;  // [first, last]
+    const std::string& text = job.failed_indexes.value_or("");
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find(',', at);
+        std::string part = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        at = end == std::string::npos ? text.size() : end + 1;
+        std::size_t dash = part.find('-');
+        try {
+            long long first = std::stoll(part.substr(0, dash));
+            long long last = dash == std::string::npos ? first : std::stoll(part.substr(dash + 1));
+            if (first >= 0 && last >= first) {
+                ranges.emplace_back(first, last);
+            }
+        } catch (const std::exception&) {
+            // not the API's form: counted from the pods alone
+        }
+    }
+    long long count = 0;
+    for (const auto& [first, last] : ranges) {
+        count += last - first + 1;
+    }
+    std::vector<int> more;
+    for (const Pod* pod : pods) {
+        if (!pod->completion_index || !is_pod_failed(job, *pod) || ignored_by_policy(job, *pod) ||
+            sat_add(pod->index_failure_count, 1) <= *job.backoff_limit_per_index) {
+            continue;
+        }
+        const long long index = *pod->completion_index;
+        const bool listed = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
+            return index >= r.first && index <= r.second;
+        });
+        if (!listed && std::find(more.begin(), more.end(), index) == more.end()) {
+            more.push_back(*pod->completion_index);
+        }
+    }
+    return static_cast<int>(
+        std::min<long long>(count + static_cast<long long>(more.size()), 2147483647LL));
 }
 
 int backoff_limit(const Job& job) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gates/snapshot.h"
@@ -53,6 +54,11 @@ std::vector<const Pod*> select_pods(const Job& job, const std::vector<Pod>& pods
 // True when a podFailurePolicy rule with action Ignore is the first rule to match `pod`.
 bool ignored_by_policy(const Job& job, const Pod& pod);
 
+// Why a podFailurePolicy rule ignores the failed `pod` (the first rule to match it has
+// action Ignore): "podFailurePolicy rule 0 (Ignore) matches its condition
+// DisruptionTarget" or "... matches exit code 3 of container migrations"; else nullopt.
+std::optional<std::string> ignore_reason(const Job& job, const Pod& pod);
+
 // The Job controller's isPodFailed: phase Failed, or (without podFailurePolicy or
 // podReplacementPolicy Failed) a deletionTimestamp on a pod that has not succeeded.
 bool is_pod_failed(const Job& job, const Pod& pod);
@@ -71,6 +77,12 @@ bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c);
 // The key under which GateMemory::failed_runs remembers a container.
 std::string run_key(const Pod& pod, const ContainerStatus& c);
 
+// Indexed Jobs with backoffLimitPerIndex: how many indexes have failed, those in
+// status.failedIndexes ("1,3-5") and those whose failed pod (not yet in it) takes them
+// to backoffLimitPerIndex + 1 failures. The controller fails the Job
+// (MaxFailedIndexesExceeded) once this passes maxFailedIndexes.
+int failed_index_count(const Job& job, const std::vector<const Pod*>& pods);
+
 struct Attempts {
     bool restarts_apply = false;  // restartPolicy OnFailure
     int restarts = 0;
@@ -86,6 +98,9 @@ struct Attempts {
     int failed_pods = 0;
     int failed_pod_limit = 0;  // backoffLimit + 1
     RunCounts failed_runs;     // memory's map merged with this snapshot's
+    // The containers ("uid/container") whose failed runs rose above what was remembered,
+    // with the count remembered before.
+    std::vector<std::pair<std::string, int>> rose;
     // backoffLimitPerIndex: the index nearest its limit, its failures and its limit
     // (backoffLimitPerIndex + 1 attempts per index).
     std::optional<int> index;

@@ -6,6 +6,7 @@
 #include "gates/counting.h"
 #include "gates/failures.h"
 #include "gates/messages.h"
+#include "gates/runs.h"
 
 namespace envgate::gates {
 namespace {
@@ -18,18 +19,16 @@ bool same_failure(const Failure& a, const Failure& b) {
     return x == b;
 }
 
-// Merges this snapshot's counts into `mem`; returns true when the observed count rose.
-bool remember_counts(GateMemory& mem, Attempts& a, int failed_pods, int restarts) {
+// Merges this snapshot's counts into `mem`.
+void remember_counts(GateMemory& mem, Attempts& a, int failed_pods, int restarts) {
     int observed = failed_pods;
     for (const auto& [key, runs] : a.failed_runs) {
         observed = sat_add(observed, runs);
     }
-    bool rose = observed > mem.observed_failures;
     mem.failed_runs = std::move(a.failed_runs);
     mem.failed_pods = failed_pods;
     mem.restarts = std::max(mem.restarts, restarts);
     mem.observed_failures = std::max(mem.observed_failures, observed);
-    return rose;
 }
 
 // True when `newest` is a later run of the container whose failed run `last` was, in the
@@ -62,7 +61,7 @@ void remember_failure(GateMemory& mem, const std::optional<Failure>& newest) {
 }
 
 Counts make_counts(const Attempts& a, int restarts, int failed_pods,
-                   const std::optional<Failure>& last) {
+                   const std::optional<Failure>& last, bool with_index = true) {
     Counts c;
     c.restarts = restarts;
     c.restart_limit = a.restart_limit;
@@ -81,7 +80,7 @@ Counts make_counts(const Attempts& a, int restarts, int failed_pods,
     c.left = use_restarts ? restart_left : pod_left;
     c.nearer = use_restarts ? FailureKind::restart : FailureKind::pod;
     int index_left = std::max(0, a.index_limit - a.index_failures);
-    if (a.index && index_left <= c.left) {
+    if (with_index && a.index && index_left <= c.left) {
         c.index = a.index;
         c.attempt = a.index_failures;
         c.limit = a.index_limit;
@@ -89,6 +88,56 @@ Counts make_counts(const Attempts& a, int restarts, int failed_pods,
         c.nearer = FailureKind::pod;
     }
     return c;
+}
+
+// The pod named `name` in `pods`, or nullptr.
+const Pod* pod_named(const std::vector<const Pod*>& pods, const std::string& name) {
+    for (const Pod* pod : pods) {
+        if (pod->name == name) {
+            return pod;
+        }
+    }
+    return nullptr;
+}
+
+// Each new run's counts: the pass's with the runs after it taken away, so that the
+// lines count up one run at a time; a run of an index with its own limit
+// (backoffLimitPerIndex) is counted against that index's.
+void count_runs(const Job& job, const std::vector<const Pod*>& pods, const Attempts& a,
+                Verdict& v) {
+    int restarts = v.counts.restarts;
+    int failed_pods = v.counts.failed_pods;
+    bool newest = true;
+    for (auto it = v.runs.rbegin(); it != v.runs.rend(); ++it) {
+        SeenRun& run = *it;
+        if (!run.counted) {
+            continue;
+        }
+        const Pod* pod = pod_named(pods, run.failure.pod);
+        if (run.number == 0 && pod != nullptr && pod->completion_index &&
+            job.backoff_limit_per_index) {
+            Counts c = v.counts;
+            c.index = pod->completion_index;
+            c.attempt = sat_add(pod->index_failure_count, 1);
+            c.limit = sat_add(*job.backoff_limit_per_index, 1);
+            c.left = std::max(0, c.limit - c.attempt);
+            c.nearer = FailureKind::pod;
+            run.counts = c;
+        } else if (run.restarts_dropped > 0 && pod != nullptr &&
+                   (pod->phase == "Running" || pod->phase == "Pending")) {
+            // Its pod is stopping: its restarts count no more (the run's line says so).
+            run.counts = make_counts(a, std::max(0, restarts - run.restarts_dropped), failed_pods,
+                                     run.failure, false);
+        } else {
+            run.counts = newest && !v.counts.index
+                             ? v.counts
+                             : make_counts(a, restarts, failed_pods, run.failure, false);
+        }
+        newest = false;
+        (run.number == 0 ? failed_pods : restarts) -= 1;
+        restarts = std::max(restarts, 0);
+        failed_pods = std::max(failed_pods, 0);
+    }
 }
 
 // The Job controller's own test (pastActiveDeadline): once activeDeadlineSeconds have
@@ -132,6 +181,12 @@ Ending ending_of(const Job& job, const std::vector<const Pod*>& pods, const Atte
         !managed_elsewhere(job) && a.failed_pods >= a.failed_pod_limit) {
         return {State::failing, "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit"};
+    }
+    // And for failed indexes (backoffLimitPerIndex): the index that takes them past
+    // maxFailedIndexes fails the Job on the controller's next sync, no retry.
+    if (job.max_failed_indexes && failed_index_count(job, pods) > *job.max_failed_indexes) {
+        return {State::failing, "MaxFailedIndexesExceeded",
+                "Job has exceeded the specified maximal number of failed indexes"};
     }
     if (job.suspend) {
         const Condition* c = true_condition(job, "Suspended");
@@ -186,10 +241,36 @@ Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod
         // Its attempts are those it spent, also when no pass saw its pod run again.
         restarts = std::max(restarts, a.finished_restarts);
     }
-    bool rose = remember_counts(v.memory, a, failed_pods, restarts);
-    std::vector<std::string> tied;
-    remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
-    remember_tied(v.memory, tied);
+    const int pods_before = v.memory.failed_pods;
+    remember_counts(v.memory, a, failed_pods, restarts);
+    v.runs = new_runs(job, p.pods, RunsBefore{a.rose, v.memory.pods_failed, pods_before},
+                      v.memory.failed_runs, failed_pods, ending, now, v.memory.pods_failed);
+    // The last failure is the newest counted run a pass saw end: one run, so that every
+    // line names it alike. Without one so far (a gate re-attached to a Job whose failed
+    // runs its memory already holds), the newest failure the pods show.
+    bool named = false;
+    for (auto it = v.runs.rbegin(); it != v.runs.rend() && !named; ++it) {
+        if (it->counted && it->seen_end) {
+            v.memory.last_failure = it->failure;
+            named = true;
+        }
+    }
+    if (!named && v.memory.last_failure && v.memory.last_failure->kind == FailureKind::pod) {
+        // The same pod failure, its container's end told since (a pod Failed before
+        // its container's status): the same run, said more fully.
+        const Pod* pod = pod_named(p.pods, v.memory.last_failure->pod);
+        if (pod != nullptr && is_pod_failed(job, *pod) && !v.memory.last_failure->exit_code) {
+            Failure fuller = pod_failure_of(*pod);
+            if (fuller.exit_code && fuller.reason == v.memory.last_failure->reason) {
+                v.memory.last_failure = fuller;
+            }
+        }
+    }
+    if (!named && !v.memory.last_failure) {
+        std::vector<std::string> tied;
+        remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
+        remember_tied(v.memory, tied);
+    }
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
     if (ending && p.ending.reason == "BackoffLimitExceeded"sv && !v.counts.index &&
         v.counts.left > 0) {
@@ -202,7 +283,8 @@ Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod
     }
     // The count can fall (a finished pod is no longer listed): attempts are the highest.
     v.memory.attempts = std::max(v.memory.attempts, v.counts.attempt);
-    explain(p, v, rose);
+    count_runs(job, p.pods, a, v);
+    explain(p, v);
     v.last_failure = v.memory.last_failure;
     return v;
 }

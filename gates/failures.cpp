@@ -438,6 +438,28 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
     return out;
 }
 
+std::optional<ShownRun> shown_failed_run(const Pod& pod, const ContainerStatus& c) {
+    const ContainerTerminated* t = failed_run(pod, c);
+    if (t == nullptr) {
+        return std::nullopt;
+    }
+    const bool back_off = !c.state.running && !c.state.terminated;
+    const bool current = c.state.terminated && t == &*c.state.terminated;
+    return ShownRun{restart_failure(pod, c),
+                    current || back_off ? sat_add(c.restart_count, 1) : c.restart_count};
+}
+
+Failure pod_failure_of(const Pod& pod) {
+    Failure f = pod_failure(pod);
+    f.at = pod_failure_time(pod);
+    return f;
+}
+
+bool failed_on_its_own(const Pod& pod, bool job_ending) {
+    return find_condition(pod.conditions, "DisruptionTarget") != nullptr ||
+           (pod.phase == "Failed"sv && !pod.deletion_timestamp) || !job_ending;
+}
+
 std::string describe_failure(const Failure& f) {
     if (f.kind == FailureKind::restart) {
         return restart_text(f);

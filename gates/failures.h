@@ -81,6 +81,25 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
                                       TimePoint now, const std::vector<std::string>& seen = {},
                                       std::vector<std::string>* tied = nullptr);
 
+// A container's failed run as a snapshot shows it: its newest terminated, non-zero run
+// (not one its pod's deletion stopped), else its lastState's, with the run's number
+// (1 for the container's first run: restartCount + 1 for the current or backed-off run,
+// restartCount for the one before a running or stopped container); nullopt when none.
+struct ShownRun {
+    Failure failure;
+    int number = 0;
+};
+std::optional<ShownRun> shown_failed_run(const Pod& pod, const ContainerStatus& c);
+
+// The failure of `pod` as a whole (evicted, preempted, deleted, failed under Never), its
+// time as the Job controller takes it (disruption, container, not Ready, deletion).
+Failure pod_failure_of(const Pod& pod);
+
+// Whether the failed `pod` (is_pod_failed) failed on its own: disrupted, Failed with
+// nobody deleting it, or deleted while the Job was not ending (by hand, a drain). A pod
+// deleted while the Job is failing is the Job controller stopping it: not a failure.
+bool failed_on_its_own(const Pod& pod, bool job_ending);
+
 // "container migrations exited 1 (Error): PG::..." or "pod P was preempted (...): ...".
 std::string describe_failure(const Failure& failure);
 

@@ -1,5 +1,7 @@
 #include "gates/memory_json.h"
 
+#include <algorithm>
+
 #include "gates/json_reader.h"
 
 namespace envgate::gates {
@@ -38,6 +40,7 @@ json counts_to_json(const GateMemory& m) {
             {"attempts", m.attempts},
             {"failed_runs", m.failed_runs},
             {"failures_seen", m.failures_seen},
+            {"pods_failed", m.pods_failed},
             {"failure_recorded", m.failure_recorded},
             {"completed", m.completed},
             {"ended", m.ended ? json{{"type", m.ended->type},
@@ -67,6 +70,8 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
         }
     }
     TRY(read_string_list(j, "failures_seen", p, m.failures_seen));
+    TRY(read_string_list(j, "pods_failed", p, m.pods_failed));
+    std::sort(m.pods_failed.begin(), m.pods_failed.end());
     TRY(read_bool(j, "failure_recorded", p, m.failure_recorded));
     TRY(read_bool(j, "completed", p, m.completed));
     if (const json* ended = field(j, "ended"); ended != nullptr && !ended->is_null()) {

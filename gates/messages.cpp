@@ -61,23 +61,30 @@ struct FailureCommand {
     }
 };
 
+FailureCommand failure_command(const std::string& ns, const std::string& job, const Failure& f,
+                               const std::vector<const Pod*>& pods) {
+    if (f.pod.empty()) {  // a failed pod no pass listed: the Job's events name it
+        return {describe_command(ns, job), false, ""};
+    }
+    // Named by pod: `kubectl logs job/...` reads whichever pod kubectl picks, and its
+    // newest run, not necessarily the failed one (and waits for a pod once it is gone).
+    if (auto logs = run_logs_command(ns, pods, f)) {
+        return {std::move(logs), true, ""};
+    }
+    if (live_pod(pods, f.pod) != nullptr) {
+        return {describe_pod_command(ns, f.pod), false, ""};
+    }
+    return {describe_command(ns, job), false,
+            "; pod " + f.pod +
+                " is gone: the last lines of its log, read when the gate saw the failure, "
+                "are in this job log and the reports"};
+}
+
 FailureCommand failure_command(const GateMemory& mem, const std::vector<const Pod*>& pods) {
     if (!mem.last_failure) {
         return {};
     }
-    const Failure& f = *mem.last_failure;
-    // Named by pod: `kubectl logs job/...` reads whichever pod kubectl picks, and its
-    // newest run, not necessarily the failed one (and waits for a pod once it is gone).
-    if (auto logs = run_logs_command(mem.job_namespace, pods, f)) {
-        return {std::move(logs), true, ""};
-    }
-    if (live_pod(pods, f.pod) != nullptr) {
-        return {describe_pod_command(mem.job_namespace, f.pod), false, ""};
-    }
-    return {describe_command(mem.job_namespace, mem.job_name), false,
-            "; pod " + f.pod +
-                " is gone: the last lines of its log, read when the gate saw the failure, "
-                "are in this job log and the reports"};
+    return failure_command(mem.job_namespace, mem.job_name, *mem.last_failure, pods);
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -142,8 +149,92 @@ void explain_suspended(const Pass& p, Verdict& v) {
     }
 }
 
-void explain_retrying(const Pass& p, Verdict& v, bool rose) {
+// What one failed run was: its failure, or what is known of a run no pass saw end.
+std::string run_text(const SeenRun& run) {
+    if (run.seen_end) {
+        return describe_failure(run.failure);
+    }
+    if (run.number > 0) {
+        return "container " + run.failure.container.value_or("?") + " of pod " + run.failure.pod +
+               " failed (its run " + std::to_string(run.number) +
+               "); it restarted before the gate saw that run end, so how it ended is not known";
+    }
+    return "a pod of the Job failed and was gone before the gate listed it (the Job's "
+           "status.failed counts it)";
+}
+
+// Why a count fell with this run: an OnFailure pod that failed as a whole takes its
+// restarts out of the restart count.
+std::string dropped_text(const SeenRun& run) {
+    if (run.restarts_dropped == 0) {
+        return "";
+    }
+    return "; its " + std::to_string(run.restarts_dropped) + " restart(s) no longer count " +
+           "against backoffLimit (the Job controller counts the restarts of running and " +
+           "pending pods only)";
+}
+
+// The line of one failed run: its own count, text and command.
+void explain_run(const Pass& p, const std::vector<std::string>& waiting, SeenRun& run) {
+    const FailureCommand more = failure_command(p.job.namespace_, p.job.name, run.failure, p.pods);
+    run.command = more.command;
+    std::string m;
+    if (!run.counted) {
+        m = run_text(run) + " (" + run.ignored_why +
+            ": the Job controller does not count it against the Job's limits)";
+    } else {
+        m = attempt_text(run.counts);
+        if (std::string past = past_limit_text(run.counts); !past.empty()) {
+            m += " (" + past + ")";
+        }
+        m += ": " + run_text(run) + dropped_text(run);
+    }
+    if (!waiting.empty()) {
+        m += "; now " + join(waiting, "; ");
+    }
+    m += notes(p.job) + more.text();
+    run.message = std::move(m);
+}
+
+// The words and events of the runs a pass saw first: each its line; each counted one a
+// Retrying event, but the one an ending verdict names itself (its Failed event follows)
+// and, ending, those whose end no pass saw.
+void explain_runs(const Pass& p, Verdict& v) {
+    if (v.runs.empty()) {
+        return;
+    }
+    const std::vector<std::string> waiting = waiting_reasons(p.pods);
+    const bool ending = v.state == State::failing || v.state == State::failed;
+    for (std::size_t i = 0; i < v.runs.size(); ++i) {
+        SeenRun& run = v.runs[i];
+        explain_run(p, waiting, run);
+        const bool named_by_ending = ending && i + 1 == v.runs.size();
+        // Ending, a run no pass saw end is no retry the gate saw: the Failed event that
+        // follows tells of the Job.
+        if (run.counted && !named_by_ending && (!ending || run.seen_end)) {
+            run.event = Event{"Warning", names(p.gate).retry_event, run.message};
+        }
+    }
+}
+
+// The newest counted run this pass saw first, or nullptr.
+const SeenRun* newest_counted(const Verdict& v) {
+    for (auto it = v.runs.rbegin(); it != v.runs.rend(); ++it) {
+        if (it->counted) {
+            return &*it;
+        }
+    }
+    return nullptr;
+}
+
+void explain_retrying(const Pass& p, Verdict& v) {
     v.progressing.reason = names(p.gate).retry_reason;
+    if (const SeenRun* run = newest_counted(v)) {
+        // Its line says it all: the verdict is that line.
+        v.progressing.message = run->message;
+        v.command = run->command;
+        return;
+    }
     const FailureCommand more = failure_command(v.memory, p.pods);
     v.command = more.command;
     std::string m = attempt_text(v.counts);
@@ -165,9 +256,6 @@ void explain_retrying(const Pass& p, Verdict& v, bool rose) {
         m += more.text();
     }
     v.progressing.message = m;
-    if (rose) {
-        v.event = Event{"Warning", names(p.gate).retry_event, m};
-    }
 }
 
 // The counts say nothing useful once a FailJob rule ended the Job: no attempt was spent.
@@ -240,41 +328,23 @@ void explain_succeeded(const Pass& p, Verdict& v) {
     v.memory.completed = true;
 }
 
-// A failed run first seen once it no longer counts against the limit (its pod went on
-// and succeeded; the Job may have completed since) is a rise all the same: its one
-// Retrying event, numbered as the runs seen (the earlier ones of a jump get theirs
-// from the runner).
-void record_late_retry(const Pass& p, Verdict& v) {
-    std::string m = "failed attempt " + std::to_string(v.memory.observed_failures) +
-                    ", seen only once " +
-                    (v.state == State::succeeded ? "the Job had completed"
-                                                 : "it no longer counted against the limit") +
-                    ": " + last_failure_text(v.memory);
-    m += failure_command(v.memory, p.pods).text();
-    v.event = Event{"Warning", names(p.gate).retry_event, m};
-}
-
 }  // namespace
 
-void explain(const Pass& p, Verdict& v, bool rose) {
+void explain(const Pass& p, Verdict& v) {
+    explain_runs(p, v);
     switch (v.state) {
         case State::running:
-            explain_running(p, v);
-            break;
+            return explain_running(p, v);
         case State::suspended:
             return explain_suspended(p, v);
         case State::retrying:
-            return explain_retrying(p, v, rose);
+            return explain_retrying(p, v);
         case State::failing:
             return explain_failing(p, v);
         case State::failed:
             return explain_failed(p, v);
         case State::succeeded:
-            explain_succeeded(p, v);
-            break;
-    }
-    if (rose) {
-        record_late_retry(p, v);
+            return explain_succeeded(p, v);
     }
 }
 

@@ -36,8 +36,9 @@ struct Pass {
 };
 
 // Fills `v`'s Progressing reason and message, command and event for `v.state`, from
-// its counts and memory (already updated for this pass); `rose`: the count rose.
-void explain(const Pass& p, Verdict& v, bool rose);
+// its counts and memory (already updated for this pass), and the words, command and
+// event of each run in `v.runs` (their counts already set).
+void explain(const Pass& p, Verdict& v);
 
 // "container migrations exited 1 (Error): ..." or "none observed".
 std::string last_failure_text(const GateMemory& mem);

@@ -61,6 +61,9 @@ struct GateMemory {
     // Failures already seen ("pod/container/reason"): a failure seen for the first
     // time is newer than the last one even when their timestamps tie (seconds).
     std::vector<std::string> failures_seen;
+    // The pods (uids, sorted) whose failure as a whole a pass reported, counted or
+    // ignored: each such run is reported once (its container runs are in failed_runs).
+    std::vector<std::string> pods_failed;
     bool failure_recorded = false;  // the *Failed event was recorded
     bool completed = false;         // the Job was seen Complete / SuccessCriteriaMet
     std::optional<EndedBy> ended;   // the Job was seen failing or failed
@@ -108,6 +111,29 @@ struct Event {
     bool operator==(const Event&) const = default;
 };
 
+// One failed run a pass saw for the first time, identified by (pod UID, container, run
+// number) or (pod UID) for a pod that failed as a whole: its line, its event and its
+// report entry are derived from it alone.
+struct SeenRun {
+    // "UID/container/N" (container run N, 1 for the first), "UID" (the pod as a whole),
+    // or "status.failed/N" (a failed pod the Job counts that no pass listed).
+    std::string key;
+    Failure failure;
+    int number = 0;        // the container's run number; 0 for a pod failure
+    bool counted = true;   // false: a podFailurePolicy rule Ignores it (ignored_why)
+    bool seen_end = true;  // false: a later run replaced it before a pass saw it end
+    std::string ignored_why;
+    // A pod that failed as a whole under OnFailure: the restarts of its containers, which
+    // no longer count against backoffLimit (the controller counts Pending/Running pods').
+    int restarts_dropped = 0;
+    Counts counts;  // the counts with this run (and those before it) counted
+    std::string message;
+    std::optional<std::string> command;
+    std::optional<Event> event;  // a counted run's one Retrying event
+
+    bool operator==(const SeenRun&) const = default;
+};
+
 struct Verdict {
     Phase phase = Phase::upgrading;
     State state = State::running;
@@ -116,7 +142,10 @@ struct Verdict {
     std::optional<Failure> last_failure;
     std::optional<std::string> command;
     std::optional<Event> event;  // at most one event to record on the Job
-    GateMemory memory;           // the memory to keep for the next pass
+    // The failed runs first seen by this pass, oldest first. Each but the one an ending
+    // verdict names itself is a line of its own (and, counted, a Retrying event).
+    std::vector<SeenRun> runs;
+    GateMemory memory;  // the memory to keep for the next pass
 
     bool operator==(const Verdict&) const = default;
 };

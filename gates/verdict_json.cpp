@@ -46,10 +46,26 @@ std::string encode_verdict(const Gate& gate, const Verdict& v) {
     j["counts"] = counts_json(v.counts);
     j["last_failure"] = last_failure_json(v.last_failure);
     j["command"] = v.command ? json(*v.command) : json(nullptr);
-    j["event"] = v.event ? json{{"type", v.event->type},
-                                {"reason", v.event->reason},
-                                {"message", v.event->message}}
-                         : json(nullptr);
+    // The event to record: an ending verdict's own, else the newest counted run's.
+    const Event* event = v.event ? &*v.event : nullptr;
+    for (auto it = v.runs.rbegin(); event == nullptr && it != v.runs.rend(); ++it) {
+        event = it->event ? &*it->event : nullptr;
+    }
+    auto event_json = [](const Event* e) {
+        return e != nullptr
+                   ? json{{"type", e->type}, {"reason", e->reason}, {"message", e->message}}
+                   : json(nullptr);
+    };
+    j["event"] = event_json(event);
+    // Each failed run this pass saw first: its line, command and event.
+    j["runs"] = json::array();
+    for (const SeenRun& r : v.runs) {
+        j["runs"].push_back({{"key", r.key},
+                             {"counted", r.counted},
+                             {"message", r.message},
+                             {"command", r.command ? json(*r.command) : json(nullptr)},
+                             {"event", event_json(r.event ? &*r.event : nullptr)}});
+    }
     // Re-read as ordered JSON: memory_to_json builds a (key-sorted) nlohmann::json.
     j["memory"] = json::parse(memory_to_json(v.memory).dump());
     return j.dump(2, ' ', false, json::error_handler_t::replace);

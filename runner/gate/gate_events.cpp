@@ -32,10 +32,9 @@ json job_reference(const JobIdentity& job) {
 }  // namespace
 
 std::string gate_event_name(const JobIdentity& job, const gates::Event& event,
-                            const gates::GateMemory& memory) {
+                            const std::string& what) {
     Poco::SHA2Engine engine(Poco::SHA2Engine::SHA_256);
-    engine.update(job.uid + "\n" + event.reason + "\n" + std::to_string(memory.observed_failures) +
-                  "\n" + (memory.failure_recorded ? "failed" : "retry"));
+    engine.update(job.uid + "\n" + event.reason + "\n" + what);
     return job.name + ".envgate-" + Poco::DigestEngine::digestToHex(engine.digest()).substr(0, 8);
 }
 
@@ -72,9 +71,8 @@ json core_v1_event(const JobIdentity& job, const gates::Event& event, const std:
 }
 
 Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates::Event& event,
-                         const gates::GateMemory& memory, const std::string& instance,
-                         TimePoint now) {
-    std::string name = gate_event_name(job, event, memory);
+                         const std::string& what, const std::string& instance, TimePoint now) {
+    std::string name = gate_event_name(job, event, what);
     kube::ResourceRef v1{"events.k8s.io/v1", "events", job.namespace_, ""};
     auto created = api.create(v1, events_v1_event(job, event, name, instance, now));
     if (created.is_ok() || created.status().code() == Code::already_exists) {
@@ -93,9 +91,9 @@ Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates
 }
 
 void GateEventRecorder::record(const JobIdentity& job, const gates::Event& event,
-                               const gates::GateMemory& memory, const std::string& instance,
+                               const std::string& what, const std::string& instance,
                                TimePoint now) {
-    Status recorded = record_gate_event(m_api, job, event, memory, instance, now);
+    Status recorded = record_gate_event(m_api, job, event, what, instance, now);
     if (recorded.is_ok()) {
         return;
     }

@@ -22,9 +22,10 @@ struct JobIdentity {
 };
 
 // A name unique to this announcement on this Job: `<job>.envgate-<hash8>`, hashed
-// over the Job's uid, the event reason and the memory's counts.
+// over the Job's uid, the event reason and `what` it announces (a failed run's key, or
+// the Job's failure), so one run's event is one event, whoever records it again.
 std::string gate_event_name(const JobIdentity& job, const gates::Event& event,
-                            const gates::GateMemory& memory);
+                            const std::string& what);
 
 // The events.k8s.io/v1 Event object.
 nlohmann::json events_v1_event(const JobIdentity& job, const gates::Event& event,
@@ -36,8 +37,7 @@ nlohmann::json core_v1_event(const JobIdentity& job, const gates::Event& event,
 
 // Records `event` once: AlreadyExists counts as recorded.
 Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates::Event& event,
-                         const gates::GateMemory& memory, const std::string& instance,
-                         TimePoint now);
+                         const std::string& what, const std::string& instance, TimePoint now);
 
 // Records a gate's events best effort. Events are for `kubectl describe` readers; the
 // gate's verdict is in the Job's annotations and the job log. So a refused Event
@@ -47,7 +47,7 @@ class GateEventRecorder {
   public:
     GateEventRecorder(kube::KubeApi& api, JobLog& log) : m_api(api), m_log(log) {}
 
-    void record(const JobIdentity& job, const gates::Event& event, const gates::GateMemory& memory,
+    void record(const JobIdentity& job, const gates::Event& event, const std::string& what,
                 const std::string& instance, TimePoint now);
     int refused() const { return m_refused; }
 

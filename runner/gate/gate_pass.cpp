@@ -72,8 +72,8 @@ bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemo
     const bool same = last ? v.counts == last->counts && v.state == last->state
                            : v.counts.attempt == 0 && v.counts.restarts == 0 &&
                                  v.counts.failed_pods == 0 && v.state == gates::State::running;
-    return job && kept && same && !v.event && v.state != gates::State::succeeded &&
-           v.state != gates::State::failed;
+    return job && kept && same && !v.event && v.runs.empty() &&
+           v.state != gates::State::succeeded && v.state != gates::State::failed;
 }
 
 bool memory_kept_by_pods(const gates::Job& job, gates::State state) {
@@ -160,9 +160,21 @@ std::string_view words_of(const VerdictChange& change) {
 
 }  // namespace
 
+// `words` without how long a suspension lasted so far ("is suspended for 3s (" keeps
+// "is suspended ("): the same suspension says the same a second later.
+std::string without_duration(std::string_view words) {
+    constexpr std::string_view k_for = " is suspended for ";
+    const std::size_t at = words.find(k_for);
+    const std::size_t end = at == std::string_view::npos ? at : words.find(" (", at);
+    if (end == std::string_view::npos) {
+        return std::string(words);
+    }
+    return std::string(words.substr(0, at + k_for.size() - 4)) + std::string(words.substr(end));
+}
+
 bool says_the_same(const VerdictChange& last, const VerdictChange& next) {
     return last.state == next.state && last.reason == next.reason &&
-           words_of(last) == words_of(next);
+           without_duration(words_of(last)) == without_duration(words_of(next));
 }
 
 }  // namespace envgate

@@ -151,10 +151,22 @@ bool name_the_run_after_its_restart(ChangeWatch& watch, Clock& clock, gates::Ver
         }
         auto now = gates::run_logs_command(v.memory.job_namespace, listed, *v.last_failure);
         if (!now || *now != *v.command) {
-            for (std::string* text :
-                 {&v.progressing.message, v.event ? &v.event->message : nullptr}) {
+            std::vector<std::string*> texts{&v.progressing.message,
+                                            v.event ? &v.event->message : nullptr};
+            for (gates::SeenRun& run : v.runs) {
+                if (run.command == v.command) {
+                    texts.push_back(&run.message);
+                    texts.push_back(run.event ? &run.event->message : nullptr);
+                }
+            }
+            for (std::string* text : texts) {
                 if (text != nullptr && now && text->ends_with(*v.command)) {
                     text->replace(text->size() - v.command->size(), v.command->size(), *now);
+                }
+            }
+            for (gates::SeenRun& run : v.runs) {
+                if (now && run.command == v.command) {
+                    run.command = now;
                 }
             }
             if (now) {
@@ -333,22 +345,14 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     const gates::Verdict& v = pass.verdict;
     // Events are recorded before the memory is saved: a crash in between records them
     // again under the same names, which the API refuses as AlreadyExists.
-    const gates::GateNames& names = gates::names(settings.gate);
-    int rose = v.memory.observed_failures - memory.observed_failures;
-    if (v.event && v.event->reason == names.retry_event && rose > 1) {
-        // Several runs failed between two passes (a slow or faulty API): one event per
-        // failed run all the same; only the newest one's details are known.
-        for (int i = 1; i < rose; ++i) {
-            gates::GateMemory at = v.memory;
-            at.observed_failures = memory.observed_failures + i;
-            gates::Event earlier{"Warning", names.retry_event,
-                                 "failed attempt " + std::to_string(at.observed_failures) +
-                                     " (seen together with a later one; see the next event)"};
-            m_events.record(id, earlier, at, settings.instance, m_clock.now());
+    // One event per counted run, named by the run: whoever records it again is refused.
+    for (const gates::SeenRun& run : v.runs) {
+        if (run.event) {
+            m_events.record(id, *run.event, run.key, settings.instance, m_clock.now());
         }
     }
     if (v.event) {
-        m_events.record(id, *v.event, v.memory, settings.instance, m_clock.now());
+        m_events.record(id, *v.event, "failed", settings.instance, m_clock.now());
     }
     // Not while the Job controller has still to record that the restart limit was
     // reached (gate_pass.h): the pass that sees its condition saves the memory.
@@ -383,6 +387,35 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
     return Status::ok();
 }
 
+void GateRunner::report_runs(const GateRunSettings& settings, const JobIdentity& id,
+                             const std::vector<gates::Pod>& pods, const gates::Verdict& v,
+                             StepReport& step) {
+    const gates::GateNames& names = gates::names(settings.gate);
+    const bool ending = v.state == gates::State::failing || v.state == gates::State::failed;
+    for (std::size_t i = 0; i < v.runs.size(); ++i) {
+        const gates::SeenRun& run = v.runs[i];
+        if (ending && i + 1 == v.runs.size()) {
+            break;  // the ending's own line names it (report_change), then it is kept
+        }
+        const std::string words =
+            run.command ? without_command(run.message, *run.command) : run.message;
+        if (run.counted) {
+            m_log.line(Tone::retrying, fmt::format("{}: {} ({}): {}", names.name,
+                                                   gates::state_name(gates::State::retrying),
+                                                   names.retry_reason, words));
+            step.history.push_back({m_clock.now(), gates::state_name(gates::State::retrying),
+                                    names.retry_reason, run.message, run.command,
+                                    run.counts.attempt, run.counts.limit});
+        } else {
+            m_log.line(Tone::plain, fmt::format("{}: not counted: {}", names.name, words));
+        }
+        if (run.command) {
+            m_log.command(*run.command);
+        }
+        keep_run(m_api, m_log, id, pods, run, step);
+    }
+}
+
 void GateRunner::report_change(const GateRunSettings& settings, const gates::Verdict& v,
                                StepReport& step) {
     const gates::GateNames& names = gates::names(settings.gate);
@@ -390,7 +423,11 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
         m_clock.now(), gates::state_name(v.state), v.progressing.reason, v.progressing.message,
         v.command,     v.counts.attempt,           v.counts.limit};
     if (!step.history.empty()) {
-        if (says_the_same(step.history.back(), change)) {
+        // A retry is said once, by its run's line: a later pass of the same retry (the
+        // pod now gone, its container waiting) adds no line.
+        const bool same_retry = v.state == gates::State::retrying && v.runs.empty() &&
+                                step.history.back().state == change.state;
+        if (same_retry || says_the_same(step.history.back(), change)) {
             return;
         }
     }
@@ -406,6 +443,7 @@ void GateRunner::report_change(const GateRunSettings& settings, const gates::Ver
 GateResult GateRunner::finish(const GateRunSettings& settings, const JobIdentity& id,
                               StepReport step, int exit_code) {
     step.finished = m_clock.now();
+    step.exit_code = exit_code;  // the gate's own, as a step's process has one
     std::string outcome;
     if (exit_code >= 128 && settings.on_cancel == OnCancel::remove && !id.name.empty()) {
         Status removed =
@@ -518,11 +556,16 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                         exit_for_signal(sig));
         }
         if (m_clock.now() >= deadline) {
+            // The Job is not stopped: its pods go on (and retry) on their own.
             return fail(StepState::failed, "GateTimeout",
-                        fmt::format("the gate's timeout of {} passed; last verdict: {}",
+                        fmt::format("the gate's timeout of {} passed; last verdict: {}. The "
+                                    "Job {}/{} was left as it is: its migration still runs "
+                                    "(and retries). To stop it: kubectl -n {} delete job/{}",
                                     format_duration(settings.timeout),
                                     step.history.empty() ? std::string("none yet")
-                                                         : step.history.back().message),
+                                                         : step.history.back().message,
+                                    id.namespace_, id.name, gates::shell_quote(id.namespace_),
+                                    gates::shell_quote(id.name)),
                         k_exit_failed);
         }
         return std::nullopt;
@@ -581,8 +624,12 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         std::size_t said = step.history.size();
         last_pass = LastPass{pass->verdict.counts, pass->verdict.state,
                              std::max(pass->revision, last_pass ? last_pass->revision : 0)};
+        report_runs(settings, id, pass->pods, pass->verdict, step);
         report_change(settings, pass->verdict, step);
-        keep_new_failure(m_api, m_log, id, pass->pods, pass->verdict, memory, step);
+        if (const auto& runs = pass->verdict.runs; !runs.empty()) {
+            keep_run(m_api, m_log, id, pass->pods, runs.back(),
+                     step);  // kept already, or the ending's
+        }
         refresh_log_commands(id, pass->pods, step);
         Status kept = remember(settings, id, *pass, memory, saved, cache, pods_gone);
         if (!kept.is_ok()) {

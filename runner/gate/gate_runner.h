@@ -84,6 +84,11 @@ class GateRunner {
     Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
                     gates::GateMemory& memory, gates::GateMemory& saved, ChangeWatch* watch,
                     bool pods_gone);
+    // The line of each failed run the pass saw first (but the one an ending verdict
+    // names itself), its command, and its kept log tail.
+    void report_runs(const GateRunSettings& settings, const JobIdentity& id,
+                     const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
+                     StepReport& step);
     void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
                        StepReport& step);
     GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,

@@ -265,28 +265,36 @@ void refresh_log_commands(const JobIdentity& job, const std::vector<gates::Pod>&
     }
 }
 
-void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
-                      const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
-                      const gates::GateMemory& before, StepReport& step) {
-    if (verdict.memory.observed_failures <= before.observed_failures || !verdict.last_failure) {
-        return;
+void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
+              const std::vector<gates::Pod>& pods, const gates::SeenRun& seen, StepReport& step) {
+    if (std::any_of(step.failed_runs.begin(), step.failed_runs.end(),
+                    [&](const FailedRun& kept) { return kept.key == seen.key; })) {
+        return;  // listed already (a rerun lists the runs still visible first)
     }
     gates::Run which = gates::Run::current;
-    FailedRun run = describe_failed_run(job, pods, *verdict.last_failure, verdict.counts, which);
-    if (!step.failed_runs.empty() && step.failed_runs.back().same_run(run)) {
-        return;  // the Job now counts the failed run's pod as failed too: not a new run
+    FailedRun run = describe_failed_run(job, pods, seen.failure, seen.counts, which);
+    run.key = seen.key;
+    run.counted = seen.counted;
+    run.ignored_why = seen.ignored_why;
+    run.container_run = seen.number;
+    if (!seen.counted) {
+        run.description += " (not counted: " + seen.ignored_why + ")";
     }
-    if (run.container_run < 0 && before.last_failure == verdict.last_failure) {
-        // Counted once more, but the newest failure is still the one kept last, and its
-        // pod is gone (the controller deleted it, killing a run when it failed the Job):
-        // nothing new to keep, and its log cannot be read.
-        return;
+    if (!seen.seen_end) {
+        run.description = seen.message;
+        run.log_command.clear();
+        run.log_note = seen.number > 0
+                           ? "its end was not seen: its container ran again before the gate looked"
+                           : "its pod was gone before the gate listed it";
+    } else if (run.container_run >= 0 && !run.pod.empty()) {
+        read_failed_run_log(api, job, seen.failure, which, run);
+        note_no_command(run, pods);
     }
-    read_failed_run_log(api, job, *verdict.last_failure, which, run);
-    note_no_command(run, pods);
     run.run = static_cast<int>(step.failed_runs.size()) + 1;
-    std::string where = fmt::format("pod {}{}", run.pod,
-                                    run.container.empty() ? "" : ", container " + run.container);
+    std::string where =
+        run.pod.empty() ? std::string("a pod no pass listed")
+                        : fmt::format("pod {}{}", run.pod,
+                                      run.container.empty() ? "" : ", container " + run.container);
     std::string section = fmt::format("{}-failed-run-{}", step.name, run.run);
     if (run.log_tail.empty()) {
         log.line(Tone::plain, fmt::format("failed run {} ({}): {}", run.run, where, run.log_note));

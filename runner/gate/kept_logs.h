@@ -32,12 +32,10 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
                           const std::vector<gates::Pod>& pods, const gates::Failure& failure,
                           const gates::Counts& counts);
 
-// When `verdict` counts more failed runs than `before` did and its last failure is not
-// the one kept last, keeps it in `step` (numbered) and prints it to `log`: a line, then
-// its log tail in a collapsed section.
-void keep_new_failure(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
-                      const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
-                      const gates::GateMemory& before, StepReport& step);
+// Keeps `run` (a failed run a pass saw first) in `step`, numbered, with the tail of its
+// log, and prints it to `log`: a line, then its log tail in a collapsed section.
+void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
+              const std::vector<gates::Pod>& pods, const gates::SeenRun& run, StepReport& step);
 
 // Keeps each failed run's log_command in `step` true to `pods` (a pass's): the form that
 // shows that run now (`--previous` once its container restarted), or none once no

@@ -40,7 +40,10 @@ json failed_run_json(const FailedRun& f) {
             {"description", f.description},
             {"log_command", f.log_command},
             {"log_tail", f.log_tail},
-            {"log_note", f.log_note}};
+            {"log_note", f.log_note},
+            {"key", f.key},
+            {"counted", f.counted},
+            {"ignored_why", f.ignored_why}};
 }
 
 json step_json(const StepReport& s) {
@@ -110,6 +113,9 @@ FailedRun failed_run_from(const json& j) {
     f.log_command = j.value("log_command", "");
     f.log_tail = j.value("log_tail", "");
     f.log_note = j.value("log_note", "");
+    f.key = j.value("key", "");
+    f.counted = j.value("counted", true);
+    f.ignored_why = j.value("ignored_why", "");
     return f;
 }
 

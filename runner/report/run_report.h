@@ -51,6 +51,11 @@ struct FailedRun {
     std::string log_command;  // how to read the log while it lasts
     std::string log_tail;     // the last lines of its log; empty when none was read
     std::string log_note;     // where the tail comes from, or why there is none
+    // What identifies the run: "POD-UID/container/N", "POD-UID" (the pod failed as a
+    // whole) or "status.failed/N" (a failed pod no pass of the gate listed).
+    std::string key;
+    bool counted = true;      // false: a podFailurePolicy rule Ignores it (ignored_why)
+    std::string ignored_why;  // "podFailurePolicy rule 0 (Ignore) matches ..."
 
     // The same failed run (seen again when the Job also counts its pod as failed): same
     // pod, container and container_run.

@@ -19,13 +19,11 @@ BOOST_AUTO_TEST_CASE(refused_events_warn_once_and_never_fail) {
     JobLog log(out, clock, {});
     GateEventRecorder events(api, log);
     JobIdentity job{"migrate-1a2b3c4d", "gitlab", "uid-1"};
-    gates::GateMemory memory;
     api.fail_next(Code::forbidden, "create");
     api.fail_next(Code::transient, "create");
     for (int i = 1; i <= 3; ++i) {
-        memory.observed_failures = i;
         events.record(job, {"Warning", "MigrationsRetrying", "attempt " + std::to_string(i)},
-                      memory, "envgate-test", clock.now());
+                      "uid-1/migrations/" + std::to_string(i), "envgate-test", clock.now());
     }
     BOOST_TEST(events.refused() == 2);
     std::string text = out.str();

@@ -149,9 +149,18 @@ BOOST_AUTO_TEST_CASE(numbers_the_container_run_that_failed) {
     BOOST_TEST(keep_failed_run(api, k_job, {}, failure_of(killed), {}).container_run == -1);
 }
 
-// Given a verdict that counts a new failed run, then it is kept once, in the step and
-// the log (a collapsed section); the same count again keeps nothing.
-BOOST_AUTO_TEST_CASE(new_failure_is_kept_once_in_step_and_log) {
+// A run a pass saw first: `pod`'s container run `number` (0: the pod as a whole).
+gates::SeenRun seen_run(const gates::Pod& pod, int number) {
+    gates::SeenRun run;
+    run.key = pod.uid + "/migrations/" + std::to_string(number);
+    run.number = number;
+    run.failure = failure_of(pod);
+    return run;
+}
+
+// Given a failed run a pass saw first, then it is kept once, in the step and the log (a
+// collapsed section); the same run again keeps nothing.
+BOOST_AUTO_TEST_CASE(new_run_is_kept_once_in_step_and_log) {
     test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
     test::FakeKubeApi api;
     std::ostringstream out;
@@ -160,15 +169,13 @@ BOOST_AUTO_TEST_CASE(new_failure_is_kept_once_in_step_and_log) {
     JobLog log(out, clock, settings);
     gates::Pod pod = failed_pod(true);
     api.set_logs(kube::pods("gitlab", pod.name), "migrations", true, "boom\n");
-    gates::Verdict v;
-    v.memory.observed_failures = 1;
-    v.last_failure = failure_of(pod);
     StepReport step;
     step.name = "pre-migrations";
-    keep_new_failure(api, log, k_job, {pod}, v, gates::GateMemory{}, step);
-    keep_new_failure(api, log, k_job, {pod}, v, v.memory, step);
+    keep_run(api, log, k_job, {pod}, seen_run(pod, 1), step);
+    keep_run(api, log, k_job, {pod}, seen_run(pod, 1), step);
     BOOST_REQUIRE(step.failed_runs.size() == 1U);
     BOOST_TEST(step.failed_runs[0].log_tail == "boom");
+    BOOST_TEST(step.failed_runs[0].key == "uid-pod/migrations/1");
     std::string text = out.str();
     BOOST_TEST(text.find("section_start:") != std::string::npos, text);
     BOOST_TEST(text.find(":pre-migrations-failed-run-1[collapsed=true]") != std::string::npos,
@@ -178,82 +185,53 @@ BOOST_AUTO_TEST_CASE(new_failure_is_kept_once_in_step_and_log) {
     BOOST_TEST(step.failed_runs[0].run == 1);
 }
 
-// Given the Job counting a failed run's pod as failed too (the count rises again, the
-// last failure is the same container run), then that run is kept once; the container's
-// next failed run is run 2.
-BOOST_AUTO_TEST_CASE(same_failure_counted_twice_is_one_run) {
+// Given two runs of one container that failed alike (same exit code, reason, message),
+// then they are two entries: a run is its (pod, container, number), not its words.
+BOOST_AUTO_TEST_CASE(runs_that_fail_alike_are_kept_apart) {
     test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
     test::FakeKubeApi api;
     std::ostringstream out;
     JobLog log(out, clock, {});
     gates::Pod pod = failed_pod(false);
-    gates::Verdict v;
-    v.last_failure = failure_of(pod);
     StepReport step;
     step.name = "pre-migrations";
-    gates::GateMemory before;
-    for (int count : {1, 2}) {  // the failed run, then its pod counted by the Job
-        v.memory.observed_failures = count;
-        keep_new_failure(api, log, k_job, {pod}, v, before, step);
-        before = v.memory;
-    }
-    BOOST_TEST(step.failed_runs.size() == 1U);
-    BOOST_TEST(step.failed_runs[0].container_run == 1);
-    // The run already kept is not read again (one request fewer per failed OnFailure Job).
-    auto log_reads = [&] {
-        return std::count_if(api.calls_made.begin(), api.calls_made.end(),
-                             [](const std::string& c) { return c.rfind("logs ", 0) == 0; });
-    };
-    BOOST_TEST(log_reads() == 1);
-    pod.containers[0].restart_count = 1;  // restarted, and the next run failed too
-    v.memory.observed_failures = 3;
-    keep_new_failure(api, log, k_job, {pod}, v, before, step);
+    keep_run(api, log, k_job, {pod}, seen_run(pod, 1), step);
+    pod.containers[0].restart_count = 1;  // restarted, and the next run failed alike
+    keep_run(api, log, k_job, {pod}, seen_run(pod, 2), step);
     BOOST_REQUIRE(step.failed_runs.size() == 2U);
-    BOOST_TEST(step.failed_runs[1].run == 2);
+    BOOST_TEST(step.failed_runs[0].container_run == 1);
     BOOST_TEST(step.failed_runs[1].container_run == 2);
-    BOOST_TEST(log_reads() == 2);
-    BOOST_TEST(step.failed_runs[1].log_note.find("the pod was deleted") != std::string::npos,
-               step.failed_runs[1].log_note);
+    BOOST_TEST(step.failed_runs[1].run == 2);
 }
 
-// Given the count rising once more after the failed run was kept, the newest failure
-// still that run and its pod gone (the controller deleted it when it failed the Job,
-// killing the run it had started), then nothing is kept and no log is asked for; a
-// newer failure of a pod that is gone is kept, saying its log is gone.
-BOOST_AUTO_TEST_CASE(same_failure_after_its_pod_is_gone_is_not_a_new_run) {
+// Given a run whose end no pass saw (its container ran again first) and one a podFailure
+// Policy ignores, then both are kept, saying so, and no log is read for the first.
+BOOST_AUTO_TEST_CASE(unseen_and_ignored_runs_are_kept_saying_so) {
     test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
     test::FakeKubeApi api;
     std::ostringstream out;
     JobLog log(out, clock, {});
     gates::Pod pod = failed_pod(true);
-    gates::Verdict v;
-    v.last_failure = failure_of(pod);
-    v.memory.observed_failures = 1;
-    v.memory.last_failure = v.last_failure;
     StepReport step;
     step.name = "pre-migrations";
-    keep_new_failure(api, log, k_job, {pod}, v, gates::GateMemory{}, step);
-    BOOST_REQUIRE(step.failed_runs.size() == 1U);
-    gates::GateMemory before = v.memory;
-    v.memory.observed_failures = 2;  // the pod, deleted, counted once more
-    keep_new_failure(api, log, k_job, {}, v, before, step);
-    BOOST_TEST(step.failed_runs.size() == 1U);
-    auto log_reads = [&] {
-        return std::count_if(api.calls_made.begin(), api.calls_made.end(),
-                             [](const std::string& c) { return c.rfind("logs ", 0) == 0; });
-    };
-    BOOST_TEST(log_reads() == 1);
-    before = v.memory;
-    gates::Failure newer = *v.last_failure;
-    newer.exit_code = 9;
-    v.last_failure = newer;
-    v.memory.last_failure = newer;
-    v.memory.observed_failures = 3;
-    keep_new_failure(api, log, k_job, {}, v, before, step);
+    gates::SeenRun unseen = seen_run(pod, 1);
+    unseen.seen_end = false;
+    unseen.message = "container migrations of pod P failed (its run 1)";
+    keep_run(api, log, k_job, {pod}, unseen, step);
+    gates::SeenRun ignored = seen_run(pod, 0);
+    ignored.key = "uid-pod";
+    ignored.counted = false;
+    ignored.ignored_why = "podFailurePolicy rule 0 (Ignore) matches its condition DisruptionTarget";
+    keep_run(api, log, k_job, {pod}, ignored, step);
     BOOST_REQUIRE(step.failed_runs.size() == 2U);
-    BOOST_TEST(step.failed_runs[1].log_note.find("the pod was deleted") != std::string::npos,
-               step.failed_runs[1].log_note);
-    BOOST_TEST(log_reads() == 2);
+    BOOST_TEST(step.failed_runs[0].log_note.find("its end was not seen") != std::string::npos);
+    BOOST_TEST(!step.failed_runs[1].counted);
+    BOOST_TEST(step.failed_runs[1].description.find("(not counted: podFailurePolicy rule 0") !=
+                   std::string::npos,
+               step.failed_runs[1].description);
+    auto log_reads = std::count_if(api.calls_made.begin(), api.calls_made.end(),
+                                   [](const std::string& c) { return c.rfind("logs ", 0) == 0; });
+    BOOST_TEST(log_reads == 1);
 }
 
 // Given a snapshot showing run 1 of a container failed and not restarted yet, and the

@@ -14,6 +14,20 @@ inline TimePoint at(const char* rfc3339) {
 }
 inline const TimePoint k_now = at("2025-05-29T08:00:00Z");
 
+// The event of a verdict: its Failed event, else the Retrying event of the newest run it
+// saw first (each run records its own).
+inline std::optional<Event> event_of(const Verdict& v) {
+    if (v.event) {
+        return v.event;
+    }
+    for (auto it = v.runs.rbegin(); it != v.runs.rend(); ++it) {
+        if (it->event) {
+            return it->event;
+        }
+    }
+    return std::nullopt;
+}
+
 inline Job job(std::string restart_policy = "OnFailure", std::optional<int> backoff_limit = 6) {
     Job j;
     j.name = "mig";

@@ -61,14 +61,14 @@ BOOST_AUTO_TEST_CASE(an_evicted_on_failure_pod_is_one_failure) {
     BOOST_TEST(v.counts.restarts == 0);
     BOOST_TEST(v.memory.observed_failures == 1);
     BOOST_TEST(v.memory.failed_runs.empty());
-    BOOST_REQUIRE(v.event);
-    BOOST_TEST(v.event->reason == "MigrationsRetrying");
+    BOOST_REQUIRE(event_of(v));
+    BOOST_TEST(event_of(v)->reason == "MigrationsRetrying");
     Job counted = job();
     counted.failed = 1;
     Pod gone_finalizer = evicted_on_failure("p");
     gone_finalizer.finalizers.clear();
     Verdict after = eval(counted, {gone_finalizer}, v.memory);
-    BOOST_TEST(!after.event);
+    BOOST_TEST(!event_of(after));
     BOOST_TEST(after.memory.observed_failures == 1);
 }
 
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(an_eviction_after_a_crash_loop_adds_one_failure) {
     BOOST_TEST(crashed.memory.observed_failures == 3);
     Verdict v = eval(job(), {evicted_on_failure("p", 2)}, crashed.memory);
     BOOST_TEST(v.memory.observed_failures == 4);
-    BOOST_REQUIRE(v.event);
+    BOOST_REQUIRE(event_of(v));
 }
 
 // Defect 3. Given a Job seen failing (FailureTarget), then deleted, then the verdict is
@@ -199,8 +199,8 @@ BOOST_AUTO_TEST_CASE(commands_name_the_pod_of_the_run_while_it_shows_it) {
     BOOST_TEST(gone.progressing.message.find("; pod p is gone: the last lines of its log") !=
                    std::string::npos,
                gone.progressing.message);
-    BOOST_REQUIRE(gone.event);
-    BOOST_TEST(gone.event->message == gone.progressing.message);
+    BOOST_REQUIRE(event_of(gone));
+    BOOST_TEST(event_of(gone)->message == gone.progressing.message);
 }
 
 // Defect 7. Given an Indexed Job with backoffLimitPerIndex 2 and no backoffLimit, then

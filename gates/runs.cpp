@@ -1,0 +1,146 @@
+#include "gates/runs.h"
+
+#include <algorithm>
+
+#include "gates/failures.h"
+
+namespace envgate::gates {
+namespace {
+
+using namespace std::string_view_literals;
+
+bool contains(const std::vector<std::string>& sorted, const std::string& key) {
+    return std::binary_search(sorted.begin(), sorted.end(), key);
+}
+
+void insert_sorted(std::vector<std::string>& sorted, const std::string& key) {
+    auto at = std::lower_bound(sorted.begin(), sorted.end(), key);
+    if (at == sorted.end() || *at != key) {
+        sorted.insert(at, key);
+    }
+}
+
+int restarts_of(const Pod& pod) {
+    int sum = 0;
+    for (const auto* list : {&pod.init_containers, &pod.containers}) {
+        for (const ContainerStatus& c : *list) {
+            sum = sat_add(sum, c.restart_count);
+        }
+    }
+    return sum;
+}
+
+// The pod's failure as a whole, when it is one of its own not yet reported.
+void add_pod_run(const Job& job, const Pod& pod, const RunsBefore& before, bool ending,
+                 std::vector<SeenRun>& out, std::vector<std::string>& pods_failed) {
+    const std::string& uid = pod.uid.empty() ? pod.name : pod.uid;
+    if (!is_pod_failed(job, pod) || !failed_on_its_own(pod, ending) ||
+        contains(before.pods_failed, uid)) {
+        return;
+    }
+    SeenRun run;
+    run.key = uid;
+    run.failure = pod_failure_of(pod);
+    if (auto why = ignore_reason(job, pod)) {
+        run.counted = false;
+        run.ignored_why = *why;
+    }
+    if (job.restart_policy == "OnFailure"sv && run.counted) {
+        run.restarts_dropped = restarts_of(pod);
+    }
+    out.push_back(std::move(run));
+    insert_sorted(pods_failed, uid);
+}
+
+// The container runs of `c` counted now and not before, numbered.
+void add_container_runs(const Pod& pod, const ContainerStatus& c, const RunsBefore& before,
+                        const RunCounts& after, std::vector<SeenRun>& out) {
+    if (before.rose.empty()) {
+        return;
+    }
+    const std::string key = run_key(pod, c);
+    auto now = after.find(key);
+    if (now == after.end()) {
+        return;
+    }
+    auto was = std::find_if(before.rose.begin(), before.rose.end(),
+                            [&](const auto& r) { return r.first == key; });
+    if (was == before.rose.end()) {
+        return;
+    }
+    const int first = was->second + 1;
+    std::optional<ShownRun> shown = shown_failed_run(pod, c);
+    for (int n = first; n <= now->second; ++n) {
+        SeenRun run;
+        run.key = key + "/" + std::to_string(n);
+        run.number = n;
+        if (shown && shown->number == n) {
+            run.failure = shown->failure;
+        } else {
+            // Replaced by a later run before any pass saw it end: a failed run all the
+            // same (the restart count says so), of which nothing else is known.
+            run.seen_end = false;
+            run.failure.pod = pod.name;
+            run.failure.container = c.name;
+            run.failure.kind = FailureKind::restart;
+            run.failure.at = shown ? shown->failure.at : std::nullopt;
+        }
+        out.push_back(std::move(run));
+    }
+}
+
+}  // namespace
+
+std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pods,
+                              const RunsBefore& before, const RunCounts& after, int failed_pods,
+                              bool ending, TimePoint now, std::vector<std::string>& pods_failed) {
+    std::vector<SeenRun> out;
+    for (const Pod* pod : pods) {
+        if (removed_by_suspension(job, *pod)) {
+            continue;  // the suspension stopped it: no failure of the migration
+        }
+        if (job.restart_policy == "OnFailure"sv) {
+            for (const auto* list : {&pod->init_containers, &pod->containers}) {
+                for (const ContainerStatus& c : *list) {
+                    add_container_runs(*pod, c, before, after, out);
+                }
+            }
+        }
+        add_pod_run(job, *pod, before, ending, out, pods_failed);
+    }
+    // Failed pods the Job counts beyond those reported before and now: pods no pass
+    // listed (created, failed and deleted between two passes).
+    int counted_pods = 0;
+    for (const SeenRun& r : out) {
+        counted_pods += r.counted && r.number == 0 ? 1 : 0;
+    }
+    std::vector<SeenRun> unseen;
+    // Ending, the controller counts the pods it stops too: they are no runs of their own.
+    const int first_unseen =
+        ending ? failed_pods + 1 : sat_add(before.failed_pods, counted_pods) + 1;
+    for (int n = first_unseen; n <= failed_pods; ++n) {
+        SeenRun run;
+        run.key = "status.failed/" + std::to_string(n);
+        run.seen_end = false;
+        run.failure.kind = FailureKind::pod;
+        unseen.push_back(std::move(run));
+    }
+    // Oldest first: by the time each ended (a run not seen ending just before its
+    // container's next), then by run number; the unseen pods before all of them.
+    std::stable_sort(out.begin(), out.end(), [&](const SeenRun& a, const SeenRun& b) {
+        TimePoint ta = a.failure.at.value_or(now);
+        TimePoint tb = b.failure.at.value_or(now);
+        if (ta != tb) {
+            return ta < tb;
+        }
+        if (a.failure.pod == b.failure.pod && a.number != b.number) {
+            return a.number != 0 && (b.number == 0 || a.number < b.number);
+        }
+        return false;
+    });
+    out.insert(out.begin(), std::make_move_iterator(unseen.begin()),
+               std::make_move_iterator(unseen.end()));
+    return out;
+}
+
+}  // namespace envgate::gates

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Issue 23: a gate pass works from runs, each identified by (pod UID, container, restart
+# number) or by its pod's failure, and every line, event and report entry is derived
+# from exactly one run. Usage runs_e2e.sh ENVGATE KUBESIM SCENARIO. On kubesim, or on the
+# real control plane with ENVGATE_TEST_CLUSTER=controlplane (CTest cp_e2e_runs_*).
+# Each scenario checks that the job log, the events on the Job, run.json, junit.xml and
+# summary.md agree run for run (check_runs).
+ENVGATE=$1 KUBESIM=$2 SCENARIO=$3
+source "$(dirname "$0")/lib.sh"
+# shellcheck disable=SC2119
+start_kubesim
+
+NS=$(test_ns runs)
+gate_args() { echo --env e1 --gate pre-migrations --manifest "$1" --namespace "$NS" --report-dir "$T/rep"; }
+
+# The words of each retry line (after "retrying (Reason): "), one per line.
+retry_words() { sed -nE 's/^pre-migrations: retrying \([A-Za-z]+\): (.*)$/\1/p' "$1"; }
+
+# check_runs LOG JOB ENDED: every retry line names a distinct run; the non-indexed
+# counts rise strictly; one MigrationsRetrying event per retry line, with that line's
+# words; run.json lists one counted failed run per retry line (plus the one an ending
+# line names when ENDED=1), each with its own key; junit.xml and summary.md carry
+# them; no "attempt 0", no event "seen together with a later one".
+check_runs() {
+    local log=$1 job=$2 ended=${3:-0} lines events runs keys words prev=0 n
+    retry_words "$log" >"$T/words"
+    lines=$(wc -l <"$T/words")
+    ((lines > 0)) || fail "no retry line"
+    [[ $(sort "$T/words" | uniq -d | wc -l) == 0 ]] || fail "a retry line repeats: $(sort "$T/words" | uniq -d)"
+    log_lacks "$log" "attempt 0 of"
+    local kind
+    for kind in attempt pod; do # each count rises strictly (an OnFailure pod's failure
+        prev=0                  # is counted against the pod limit)
+        while read -r n; do
+            ((n > prev)) || fail "$kind counts do not rise strictly: $(cat "$T/words")"
+            prev=$n
+        done < <(sed -nE "s/^$kind ([0-9]+) of .*/\\1/p" "$T/words")
+    done
+    gate_events "$NS" "$job" >"$T/events"
+    events=$(grep -c '^MigrationsRetrying' "$T/events" || true)
+    [[ $events == "$lines" ]] || fail "$events MigrationsRetrying events for $lines retry lines: $(cat "$T/events")"
+    grep -q "seen together with a later one" "$T/events" && fail "an event without its run's text"
+    while IFS= read -r words; do
+        [[ $(grep -cF -- "$words" "$T/events") == 1 ]] || fail "no single event for the line: $words"
+    done <"$T/words"
+    runs=$(jq '[.steps[] | select(.name == "pre-migrations") | .failed_runs[] | select(.counted)] | length' "$T/rep/run.json")
+    [[ $runs == $((lines + ended)) ]] || fail "run.json lists $runs counted failed runs for $lines retry lines (+$ended)"
+    keys=$(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[].key' "$T/rep/run.json")
+    [[ $(sort <<<"$keys" | uniq -d | wc -l) == 0 ]] || fail "run.json lists a run twice: $keys"
+    local failed_runs_junit attempts
+    failed_runs_junit=$(grep -c 'pre-migrations failed run [0-9]' "$T/rep/junit.xml" || true)
+    ((failed_runs_junit >= runs)) || fail "junit.xml names $failed_runs_junit failed runs, run.json $runs"
+    attempts=$(jq '.steps[] | select(.name == "pre-migrations") | .attempts' "$T/rep/run.json")
+    grep -qE "\| pre-migrations \|.*\| $attempts \|" "$T/rep/summary.md" ||
+        fail "summary.md lacks attempts $attempts: $(grep pre-migrations "$T/rep/summary.md" | head -3)"
+    echo "runs agree: $lines retry lines, $events events, $runs counted runs in run.json"
+}
+
+# fail_times COUNTER N CODE: a job script fragment that fails its first N runs (per
+# COUNTER file, one per container; it may name $HOSTNAME, the pod), each after 0.2 s.
+fail_times() {
+    echo "n=\$(cat \"$1\" 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n > \"$1\"
+echo \"run \$n of \$HOSTNAME\"
+if [ \$n -le $2 ]; then sleep 0.2; echo \"run \$n failed\" > \"\${KUBESIM_TERMINATION_LOG:-/dev/termination-log}\" 2>/dev/null; exit $3; fi
+sleep 0.2; echo migrated"
+}
+
+# Defect 3: two parallel pods (completions 2, parallelism 2, OnFailure) failing close
+# together: each failed run its line, its event and its report entry.
+scenario_parallel_pods() {
+    job_manifest "$T/par.yaml" par OnFailure 8 "$(job_script par "$(fail_times "$T/par.\$HOSTNAME.count" 3 3)")" \
+        "  completions: 2
+  parallelism: 2"
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args "$T/par.yaml")
+    expect_rc 0 "6 failed runs within backoffLimit 8, then both pods pass"
+    check_runs "$T/gate.log" "$(job_of "$T/gate.log")"
+    [[ $(retry_words "$T/gate.log" | wc -l) == 6 ]] || fail "want 6 retry lines: $(retry_words "$T/gate.log")"
+    ok "two parallel pods: 6 runs, 6 lines, 6 events, 6 report entries"
+}
+
+# Defect 3: two crashing containers in one pod.
+scenario_two_containers() {
+    local a b
+    a=$(job_script a "$(fail_times "$T/a.count" 3 3)")
+    b=$(job_script b "$(fail_times "$T/b.count" 3 4)")
+    cat >"$T/two.yaml" <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: two
+spec:
+  backoffLimit: 8
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: migrations
+          image: registry.example.com/migrations:1.0
+          command: ["sh", "$a"]
+        - name: seeds
+          image: registry.example.com/migrations:1.0
+          command: ["sh", "$b"]
+YAML
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args "$T/two.yaml")
+    expect_rc 0 "6 failed runs within backoffLimit 8, then both containers pass"
+    check_runs "$T/gate.log" "$(job_of "$T/gate.log")"
+    [[ $(retry_words "$T/gate.log" | wc -l) == 6 ]] || fail "want 6 retry lines: $(retry_words "$T/gate.log")"
+    [[ $(retry_words "$T/gate.log" | grep -c 'container seeds') == 3 ]] || fail "want 3 lines of container seeds"
+    ok "two crashing containers: 6 runs, each its line, event and report entry"
+}
+
+# Defect 4: an Indexed Job (backoffLimitPerIndex 1, maxFailedIndexes 1) whose indexes 0
+# and 1 always fail: every line names the index of the pod it shows; the failure that
+# takes the failed indexes past 1 fails the gate, no retry line or event for it.
+scenario_indexed() {
+    job_manifest "$T/idx.yaml" idx Never 2147483647 "$(job_script idx "echo \"index \$JOB_COMPLETION_INDEX\"
+if [ \"\$JOB_COMPLETION_INDEX\" != 2 ]; then sleep 0.3; exit 1; fi; sleep 1; echo done")" "  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  backoffLimitPerIndex: 1
+  maxFailedIndexes: 1"
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args "$T/idx.yaml")
+    expect_rc 1 "two indexes failed, maxFailedIndexes 1"
+    local job words idx pod
+    job=$(job_of "$T/gate.log")
+    while IFS= read -r words; do
+        idx=$(sed -nE 's/^index ([0-9]+): .*/\1/p' <<<"$words")
+        pod=$(sed -nE 's/.*: pod ([a-z0-9.-]+) failed.*/\1/p' <<<"$words")
+        [[ -n $idx && -n $pod ]] || fail "a retry line names no index or pod: $words"
+        [[ $(kubectl get pod -n "$NS" "$pod" -o jsonpath='{.metadata.annotations.batch\.kubernetes\.io/job-completion-index}') == "$idx" ]] ||
+            fail "the line names index $idx and pod $pod of another index: $words"
+    done < <(retry_words "$T/gate.log")
+    grep -qE "^pre-migrations: failed \(MigrationsJobFailed\).*MaxFailedIndexesExceeded" "$T/gate.log" ||
+        fail "no MaxFailedIndexesExceeded failure"
+    grep -qE "^pre-migrations: failing .*MaxFailedIndexesExceeded" "$T/gate.log" ||
+        fail "the run past maxFailedIndexes was not reported as failing: $(grep '^pre-migrations' "$T/gate.log")"
+    check_runs "$T/gate.log" "$job" 1
+    ok "Indexed: each line names its own index, the run past maxFailedIndexes is failing"
+}
+
+# Defect 1 and 7: OnFailure, backoffLimit 3; runs 1-2 crash, the pod is deleted during
+# run 3; the replacement passes. The deletion is a line of its own ("pod 1 of 4"),
+# says why the restart count fell, no "attempt 0"; 3 events for 3 failed runs.
+scenario_deleted_mid_run() {
+    local release=$T/release
+    job_manifest "$T/dmr.yaml" dmr OnFailure 3 "$(job_script dmr "$(count_runs "$T/dmr.count")
+echo \"run \$n\"
+if [ \$n -le 2 ]; then sleep 0.3; exit 3; fi
+if [ \$n -eq 3 ]; then sleep 60; fi
+until [ -f '$release' ]; do sleep 0.05; done; echo migrated")"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args "$T/dmr.yaml")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job pod
+    job=$(job_of "$T/gate.log")
+    wait_for 60 "run 3" grep -qx 3 "$T/dmr.count"
+    wait_for 30 "the second retry line" grep -q "attempt 2 of 3 failed" "$T/gate.log"
+    pod=$(live_pod "$NS" "$job")
+    "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
+    wait_for 60 "the deletion's line" grep -qE "^pre-migrations: retrying .*pod 1 of 4 failed, 3 left: pod $pod was deleted" "$T/gate.log"
+    touch "$release"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "the replacement passes"
+    [[ $(log_count "$T/gate.log" "pod $pod was deleted") == 1 ]] || fail "the deletion is told more than once"
+    log_has "$T/gate.log" "restart(s) no longer count against backoffLimit"
+    check_runs "$T/gate.log" "$job"
+    [[ $(retry_words "$T/gate.log" | wc -l) == 3 ]] || fail "want 3 retry lines: $(retry_words "$T/gate.log")"
+    ok "deleted mid-run: its own line, why the count fell, 3 runs 3 events"
+}
+
+# Defect 5: a pod evicted under a podFailurePolicy that Ignores DisruptionTarget: not
+# counted, but told (a line, run.json counted false with why, junit.xml, summary.md).
+scenario_ignored_eviction() {
+    job_manifest "$T/ign.yaml" ign Never 2 "$(job_script ign "$(count_runs "$T/ign.count")
+echo \"run \$n\"; if [ \$n -le 1 ]; then trap '' TERM; sleep 60; fi; sleep 0.3; echo done")" "  podFailurePolicy:
+    rules:
+      - action: Ignore
+        onPodConditions: [{type: DisruptionTarget}]" "      terminationGracePeriodSeconds: $(cluster_secs 2)"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args "$T/ign.yaml")
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job pod
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    pod=$(live_pod "$NS" "$job")
+    ctl evict "$NS/$pod" --message "node low on memory"
+    wait_exit "$GATE_PID" 90
+    expect_rc 0 "the ignored eviction's replacement passes"
+    grep -qE "^pre-migrations: not counted: pod $pod was evicted.*podFailurePolicy rule 0 \(Ignore\)" "$T/gate.log" ||
+        fail "no line tells the ignored run: $(grep '^pre-migrations' "$T/gate.log")"
+    [[ $(jq '[.steps[] | select(.name == "pre-migrations") | .failed_runs[] | select(.counted == false and (.ignored_why | test("rule 0")))] | length' "$T/rep/run.json") == 1 ]] ||
+        fail "run.json does not list the ignored run: $(jq -c '.steps[].failed_runs' "$T/rep/run.json")"
+    grep -q "not counted: podFailurePolicy rule 0" "$T/rep/junit.xml" || fail "junit.xml lacks the ignored run"
+    grep -q "not counted: podFailurePolicy rule 0" "$T/rep/summary.md" || fail "summary.md lacks the ignored run"
+    [[ $(gate_events "$NS" "$job" | grep -c '^MigrationsRetrying' || true) == 0 ]] || fail "an ignored run recorded a Retrying event"
+    ok "ignored eviction: told as not counted, and why, in the log and every report"
+}
+
+"scenario_$SCENARIO"
