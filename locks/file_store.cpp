@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "locks/record_json.h"
-#include "runner/utf8.h"
+#include "runner/base/utf8.h"
 
 namespace envgate::locks {
 namespace {

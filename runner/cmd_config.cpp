@@ -8,7 +8,7 @@
 #include "runner/base/files.h"
 #include "runner/base/utf8.h"
 #include "runner/config/run_order.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 
 namespace envgate {
 namespace {

@@ -11,7 +11,7 @@
 #include "runner/config/config.h"
 #include "runner/config/run_order.h"
 #include "runner/connect/kube_session.h"
-#include "runner/gate/gate_runner.h"
+#include "runner/gating/gate_runner.h"
 #include "runner/report/render.h"
 #include "runner/run/run.h"
 

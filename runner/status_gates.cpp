@@ -5,7 +5,7 @@
 
 #include "gates/memory_json.h"
 #include "runner/connect/kube_session.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {
@@ -74,7 +74,7 @@ std::optional<GateRunStatus> run_of(const std::string& environment, const json& 
     }
     auto memory = gates::memory_from_annotations(annotations);
     // The Job's own count of failed pods when the memory is not yet written (a running
-    // restartPolicy Never Job: runner/gate/gate_pass.h, memory_kept_by_pods).
+    // restartPolicy Never Job: runner/gating/gate_pass.h, memory_kept_by_pods).
     const json status = job.value("status", json::object());
     const json failed_pods = status.is_object() ? status.value("failed", json(0)) : json(0);
     const int counted =
@@ -83,7 +83,7 @@ std::optional<GateRunStatus> run_of(const std::string& environment, const json& 
             : 0;
     run.retries = std::max(memory.is_ok() ? memory->attempts : 0, counted);
     // The Job's own conditions first: the gate does not write what they show
-    // (runner/gate/gate_pass.h, only_what_the_job_shows).
+    // (runner/gating/gate_pass.h, only_what_the_job_shows).
     const bool completed = condition_true(job, "Complete") ||
                            condition_true(job, "SuccessCriteriaMet") ||
                            (memory.is_ok() && memory->completed);

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "locks/lock_record.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 
 namespace envgate {
 

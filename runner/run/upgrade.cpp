@@ -10,7 +10,7 @@
 #include "runner/base/exit_code.h"
 #include "runner/base/files.h"
 #include "runner/config/run_order.h"
-#include "runner/gate/gate_runner.h"
+#include "runner/gating/gate_runner.h"
 #include "runner/run/access_review.h"
 #include "runner/run/reruns.h"
 

@@ -22,7 +22,7 @@
 #include "runner/connect/kube_session.h"
 #include "runner/connect/lock_target.h"
 #include "runner/connect/step_runner.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 #include "runner/report/job_log.h"
 #include "runner/report/run_report.h"
 #include "runner/run/fence.h"

@@ -14,7 +14,7 @@
 #include "locks/kubernetes_lease_store.h"
 #include "locks/record_json.h"
 #include "runner/config/config.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 #include "runner/kube/exec_credential.h"
 #include "runner/kube/kubeconfig.h"
 #include "runner/report/render.h"

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "runner/gate/change_watch.h"
-#include "runner/real_clock.h"
+#include "runner/base/real_clock.h"
+#include "runner/gating/change_watch.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/shared_kube_api.h"
 

@@ -4,7 +4,7 @@
 #include <boost/test/unit_test.hpp>
 #include <sstream>
 
-#include "runner/gate/gate_events.h"
+#include "runner/gating/gate_events.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 

@@ -3,7 +3,7 @@
 // no event and no end; otherwise the gate reads a fresh snapshot.
 #include <boost/test/unit_test.hpp>
 
-#include "runner/gate/gate_pass.h"
+#include "runner/gating/gate_pass.h"
 
 using namespace envgate;
 

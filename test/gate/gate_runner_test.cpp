@@ -13,9 +13,9 @@
 #include <string>
 #include <thread>
 
-#include "runner/exit_status.h"
-#include "runner/gate/gate_runner.h"
-#include "runner/real_clock.h"
+#include "runner/base/exit_status.h"
+#include "runner/base/real_clock.h"
+#include "runner/gating/gate_runner.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/shared_kube_api.h"
 

@@ -4,7 +4,7 @@
 // them must not call the Job still running).
 #include <boost/test/unit_test.hpp>
 
-#include "runner/gate/job_fence.h"
+#include "runner/gating/job_fence.h"
 
 using namespace envgate;
 using nlohmann::json;

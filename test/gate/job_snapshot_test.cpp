@@ -11,7 +11,7 @@
 
 #include "gates/decode_json.h"
 #include "gates/evaluate.h"
-#include "runner/gate/job_snapshot.h"
+#include "runner/gating/job_snapshot.h"
 #include "test/fakes/fake_kube_api.h"
 
 using namespace envgate;

@@ -6,8 +6,8 @@
 #include <boost/test/unit_test.hpp>
 #include <sstream>
 
-#include "runner/gate/kept_logs.h"
-#include "runner/secrets.h"
+#include "runner/base/secrets.h"
+#include "runner/gating/kept_logs.h"
 #include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 

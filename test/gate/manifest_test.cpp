@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 
 using namespace envgate;
 

@@ -4,7 +4,7 @@
 #include <boost/test/unit_test.hpp>
 #include <sstream>
 
-#include "runner/gate/progress.h"
+#include "runner/gating/progress.h"
 #include "test/fakes/fake_clock.h"
 
 using namespace envgate;

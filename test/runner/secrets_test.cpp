@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "runner/base/secrets.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 
 using namespace envgate;
 

@@ -1,4 +1,4 @@
-#include "runner/gate/progress.h"
+#include "runner/gating/progress.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

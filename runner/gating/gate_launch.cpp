@@ -2,8 +2,8 @@
 // the same manifest created, unless an earlier hold of the lock may still drive it.
 #include <fmt/format.h>
 
-#include "runner/gate/gate_runner.h"
-#include "runner/gate/job_fence.h"
+#include "runner/gating/gate_runner.h"
+#include "runner/gating/job_fence.h"
 
 namespace envgate {
 

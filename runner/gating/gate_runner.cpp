@@ -1,4 +1,4 @@
-#include "runner/gate/gate_runner.h"
+#include "runner/gating/gate_runner.h"
 
 #include <fmt/format.h>
 
@@ -12,12 +12,13 @@
 #include "gates/evaluate.h"
 #include "gates/failures.h"
 #include "gates/memory_json.h"
-#include "runner/exit_status.h"
-#include "runner/gate/gate_pass.h"
-#include "runner/gate/job_fence.h"
-#include "runner/gate/job_snapshot.h"
-#include "runner/gate/kept_logs.h"
-#include "runner/gate/progress.h"
+#include "runner/base/exit_code.h"
+#include "runner/base/exit_status.h"
+#include "runner/gating/gate_pass.h"
+#include "runner/gating/job_fence.h"
+#include "runner/gating/job_snapshot.h"
+#include "runner/gating/kept_logs.h"
+#include "runner/gating/progress.h"
 #include "runner/report/text.h"
 
 namespace envgate {
@@ -488,10 +489,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     if (!launched) {
         Code c = launched.status().code();
         // A Job the API refuses as invalid (422) is a bad manifest, as `run`'s preflight
-        // says: exit 2, like every other configuration error.
-        int code = c == Code::conflict  ? k_exit_failed
-                   : c == Code::invalid ? k_exit_usage
-                                        : k_exit_infra;
+        // says: exit 2, like every other configuration error (the table's gate column).
+        int code = exit_for(c, Stage::gate);
         return finish(
             settings, {}, step,
             fail(StepState::failed, c == Code::conflict ? "JobConflict" : "KubernetesApiError",

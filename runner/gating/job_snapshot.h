@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/gate/change_watch.h"
-#include "runner/gate/gate_events.h"
+#include "runner/gating/change_watch.h"
+#include "runner/gating/gate_events.h"
 #include "runner/kube/kube_api.h"
 
 namespace envgate {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "gates/gate.h"
-#include "runner/gate/change_watch.h"
-#include "runner/gate/gate_events.h"
-#include "runner/gate/gate_pass.h"
-#include "runner/gate/job_snapshot.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/change_watch.h"
+#include "runner/gating/gate_events.h"
+#include "runner/gating/gate_pass.h"
+#include "runner/gating/job_snapshot.h"
+#include "runner/gating/manifest.h"
 #include "runner/kube/kube_api.h"
 #include "runner/report/job_log.h"
 #include "runner/report/run_report.h"

@@ -1,4 +1,4 @@
-#include "runner/gate/change_watch.h"
+#include "runner/gating/change_watch.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "runner/gate/job_snapshot.h"
+#include "runner/gating/job_snapshot.h"
 
 #include <cstdint>
 #include <map>

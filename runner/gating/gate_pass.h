@@ -1,6 +1,6 @@
 // The rules of GateRunner's loop that look at one pass: whether a failed verdict should
 // wait for a pod deletion still in flight, and whether a pass evaluated from the watch
-// caches alone may stand (runner/gate/job_snapshot.h).
+// caches alone may stand (runner/gating/job_snapshot.h).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "runner/gate/gate_events.h"
+#include "runner/gating/gate_events.h"
 
 #include <Poco/DigestEngine.h>
 #include <Poco/SHA2Engine.h>

@@ -1,4 +1,4 @@
-#include "runner/gate/kept_logs.h"
+#include "runner/gating/kept_logs.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "gates/decode_json.h"
 #include "gates/failures.h"
-#include "runner/secrets.h"
+#include "runner/base/secrets.h"
 
 namespace envgate {
 namespace {

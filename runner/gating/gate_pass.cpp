@@ -1,4 +1,4 @@
-#include "runner/gate/gate_pass.h"
+#include "runner/gating/gate_pass.h"
 
 #include <algorithm>
 

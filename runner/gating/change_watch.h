@@ -2,7 +2,7 @@
 // one Reflector per watched collection, each on its own connection and thread. Each
 // collection's cache says which resourceVersions its objects are known to hold over
 // (CacheView), so that the loop can tell when the Job and the pods it has cached belong
-// together (runner/gate/job_snapshot.h) and read the API only when they may not.
+// together (runner/gating/job_snapshot.h) and read the API only when they may not.
 #pragma once
 
 #include <condition_variable>

@@ -1,4 +1,4 @@
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 
 #include <Poco/DigestEngine.h>
 #include <Poco/SHA2Engine.h>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "runner/secrets.h"
-#include "runner/yaml_bounded.h"
-#include "runner/yaml_json.h"
+#include "runner/base/secrets.h"
+#include "runner/base/yaml_bounded.h"
+#include "runner/base/yaml_json.h"
 
 namespace envgate {
 namespace {

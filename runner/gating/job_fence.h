@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gates/status.h"
-#include "runner/gate/manifest.h"
+#include "runner/gating/manifest.h"
 
 namespace envgate {
 

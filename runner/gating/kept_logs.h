@@ -10,7 +10,7 @@
 
 #include "gates/snapshot.h"
 #include "gates/verdict.h"
-#include "runner/gate/gate_events.h"
+#include "runner/gating/gate_events.h"
 #include "runner/kube/kube_api.h"
 #include "runner/report/job_log.h"
 #include "runner/report/run_report.h"

@@ -1,4 +1,4 @@
-#include "runner/gate/job_fence.h"
+#include "runner/gating/job_fence.h"
 
 #include <fmt/format.h>
 
