@@ -27,6 +27,28 @@ Prints one table; exit 1 if a run misbehaves (wrong exit code, missing lines).
 Usage: detect_latency.py --envgate PATH --kubesim PATH [--jobs-watch 16] [--jobs-poll 21]
          [--jobs-kubectl 50] [--poll-interval 5s] [--parallel-poll 7] [--parallel-kubectl 5]
          [--steady-seconds 60] [--keep]
+
+With --controlplane PATH instead of --kubesim (issue 23), the same question on the real
+control plane (test/controlplane/run.sh starts a private one; a namespace per Job): how
+long after a failed run ends does its line come, for restartPolicy Never and OnFailure,
+beside `kubectl wait`. Per policy --jobs-cp Jobs (--parallel-cp at a time), backoffLimit
+3, each run sleeping 0.3-1.0 s: every other Job fails until its limit (Never: 4 pods, the
+4th one's line "failing"; OnFailure: 3 restarts, the 3rd "attempt 3 of 3 failed, 0 left",
+then the controller deletes the pod), the others fail 2 runs and then pass. Each run's script writes
+`date +%s.%N` to a file just before it exits and "run N failed" as its termination
+message. One `envgate gate` per Job, and beside it, started once the Job exists, one
+`kubectl wait --for=condition=failed|complete`. References (all CLOCK_REALTIME on one
+machine):
+  exit       the run's own timestamp, written just before it exits
+  pod event  the bench's own pod watch (opened first): the receipt of the first pod
+             object that shows the run failed: phase Failed with that termination
+             message (Never), the container terminated with it (OnFailure); for the
+             passing run phase Succeeded
+  line       the receipt of envgate's first retrying/failing/failed line that names
+             "run N failed" (its succeeded line for the passing run), or kubectl's
+             "condition met" (references: the Job's last run)
+Prints the table for RESULTS.md. Usage: detect_latency.py --envgate PATH --controlplane
+PATH [--jobs-cp 24] [--parallel-cp 3] [--policies Never,OnFailure] [--keep]
 """
 import argparse
 import json
@@ -190,10 +212,11 @@ echo done
 class Lines:
     """A child process whose stdout lines are stamped on receipt."""
 
-    def __init__(self, argv, log_path):
-        self.started = time.monotonic()
+    def __init__(self, argv, log_path, env=None, clock=time.monotonic):
+        self.clock = clock
+        self.started = clock()
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, bufsize=1)
+                                     text=True, bufsize=1, env=env)
         self.lines = []
         self.log_path = log_path
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -202,14 +225,14 @@ class Lines:
     def _read(self):
         with open(self.log_path, "w") as log:
             for line in self.proc.stdout:
-                t = time.monotonic()
+                t = self.clock()
                 self.lines.append((t, line.rstrip("\n")))
                 log.write(f"{t:.6f} {line}")
 
     def wait(self, timeout):
         rc = self.proc.wait(timeout)
         self.thread.join(10)
-        self.ended = time.monotonic()
+        self.ended = self.clock()
         return rc
 
 
@@ -352,10 +375,231 @@ def row(label, values):
             f"{max(ms):.0f} | {min(ms):.0f} |")
 
 
+# --- the real control plane (issue 23) ----------------------------------------------
+RUN_FAILED = re.compile(r"\brun (\d+) failed\b")
+CP_LINE = re.compile(r"^pre-migrations: (retrying|failing|failed|succeeded) \(")
+
+
+class CpReference:
+    """The bench's own pod watch on the control plane: per namespace, the receipt time
+    (time.time()) of the first pod object showing each run failed or the Job's pod
+    succeeded."""
+
+    def __init__(self, cp):
+        self.cp, self.lock = cp, threading.Lock()
+        self.failed = {}      # ns -> {run: t}: phase Failed (Never) with that message
+        self.terminated = {}  # ns -> {run: t}: a container terminated with that message
+        self.succeeded = {}   # ns -> t: phase Succeeded
+        self.started = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+        if not self.started.wait(30):
+            sys.exit("detect_latency: the reference pod watch did not start")
+
+    def _watch(self):
+        conn = http.client.HTTPSConnection("127.0.0.1", self.cp.port, context=self.cp.ctx,
+                                           timeout=7200)
+        conn.request("GET", "/api/v1/pods?watch=true&timeoutSeconds=7200",
+                     headers={"Authorization": f"Bearer {self.cp.token}"})
+        resp = conn.getresponse()
+        self.started.set()
+        while True:
+            line = resp.readline()
+            t = time.time()
+            if not line:
+                return
+            obj = json.loads(line).get("object", {})
+            ns = obj.get("metadata", {}).get("namespace", "")
+            status = obj.get("status", {}) or {}
+            with self.lock:
+                for cs in status.get("containerStatuses", []) or []:
+                    for which in ("state", "lastState"):
+                        term = (cs.get(which) or {}).get("terminated") or {}
+                        if m := RUN_FAILED.search(term.get("message", "")):
+                            n = int(m.group(1))
+                            self.terminated.setdefault(ns, {}).setdefault(n, t)
+                            if which == "state" and status.get("phase") == "Failed":
+                                self.failed.setdefault(ns, {}).setdefault(n, t)
+                if status.get("phase") == "Succeeded":
+                    self.succeeded.setdefault(ns, t)
+
+    def pod_event(self, ns, policy, run):
+        """The pod event of failed run `run` (None: the passing run)."""
+        with self.lock:
+            if run is None:
+                return self.succeeded.get(ns)
+            table = self.failed if policy == "Never" else self.terminated
+            return table.get(ns, {}).get(run)
+
+
+def cp_script(d, fails, runs):
+    """Run n sleeps runs[n-1] s; runs 1..fails exit 1, the next one passes. Each writes
+    the time just before it exits to d/exit.N."""
+    cases = "\n".join(f"  {i + 1}) sleep {x:.2f} ;;" for i, x in enumerate(runs))
+    path = os.path.join(d, "run.sh")
+    with open(path, "w") as f:
+        f.write(f"""n=$(cat '{d}/count' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '{d}/count'
+case $n in
+{cases}
+  *) sleep 0.5 ;;
+esac
+if [ $n -le {fails} ]; then
+  echo "run $n failed" > "${{KUBESIM_TERMINATION_LOG:-/dev/termination-log}}"
+  date +%s.%N > '{d}/exit.'$n; exit 1
+fi
+date +%s.%N > '{d}/exit.'$n; echo migrated
+""")
+    return path
+
+
+def cp_job(cp, ref, args, work, kubectl, policy, i, rng):
+    """One Job on the control plane: its trials [(who, what, exit→line s, event→line s)]."""
+    from gate_requests import create_namespace  # noqa: E402 (the cp mode only)
+    ns = f"lat-{policy.lower()}-{i}"
+    create_namespace(cp, ns)
+    d = os.path.join(work, ns)
+    os.makedirs(d)
+    passes = i % 2 == 0
+    limit = 3
+    # The failed runs that get a line: a passing Job's 2; a failing Never Job's 4 pods
+    # (the 4th is past the pod limit: its line says failing); a failing OnFailure Job's
+    # 3 restarts (the 3rd reaches the restart limit), after which the controller deletes
+    # the pod, whatever the run after them does.
+    fails = 2 if passes else (limit + 1 if policy == "Never" else 99)
+    named = 2 if passes else (limit + 1 if policy == "Never" else limit)
+    script = cp_script(d, fails, [rng.uniform(0.3, 1.0) for _ in range(named + 1)])
+    manifest = os.path.join(d, "job.json")
+    with open(manifest, "w") as f:
+        json.dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "lat"},
+                   "spec": {"backoffLimit": limit, "template": {"spec": {
+                       "restartPolicy": policy,
+                       "containers": [{"name": "migrations", "image": "registry.example.com/m:1",
+                                       "command": ["sh", script]}]}}}}, f)
+    env = dict(os.environ, KUBECONFIG=cp.kubeconfig, HOME=d)
+    gate = Lines([args.envgate, "gate", "--env", "e1", "--gate", "pre-migrations", "--manifest",
+                  manifest, "--namespace", ns, "--report-dir", os.path.join(d, "rep"),
+                  "--timeout", "5m"], os.path.join(d, "gate.log"), env=env, clock=time.time)
+    end = time.time() + 60
+    job = None
+    while job is None and time.time() < end and gate.proc.poll() is None:
+        job = next((m.group(2) for _, l in list(gate.lines) if (m := CREATED.search(l))), None)
+        time.sleep(0.01)
+    if job is None:
+        raise RuntimeError(f"{ns}: no 'created Job' line: see {gate.log_path}")
+    cond = "complete" if passes else "failed"
+    wait = Lines([kubectl, "wait", "-n", ns, f"--for=condition={cond}", f"job/{job}",
+                  "--timeout=120s"], os.path.join(d, "kubectl.log"), env=env, clock=time.time)
+    rc, wrc = gate.wait(330), wait.wait(150)
+    if rc != (0 if passes else 1) or wrc != 0:
+        raise RuntimeError(f"{ns}: envgate exit {rc}, kubectl wait exit {wrc}: see {d}")
+
+    def exit_time(n):
+        return float(open(os.path.join(d, f"exit.{n}")).read())
+
+    def first_line(pred):
+        return next((t for t, l in gate.lines if (m := CP_LINE.match(l)) and pred(m.group(1), l)),
+                    None)
+
+    trials = []
+    for n in range(1, named + 1):
+        line = next(((t, m.group(1)) for t, l in gate.lines if (m := CP_LINE.match(l)) and
+                     m.group(1) != "succeeded" and
+                     any(int(x) == n for x in RUN_FAILED.findall(l))), None)
+        ev = ref.pod_event(ns, policy, n)
+        if line is None or ev is None:
+            raise RuntimeError(f"{ns}: no line or no pod event for run {n}: see {d}")
+        t, state = line
+        trials.append(("envgate", "retry" if state == "retrying" else "last run (failing)",
+                       t - exit_time(n), t - ev))
+    last_exit = exit_time(named + 1 if passes else named)
+    last_ev = ref.pod_event(ns, policy, None if passes else named)
+    if passes:
+        t = first_line(lambda state, l: state == "succeeded")
+        if t is None or last_ev is None:
+            raise RuntimeError(f"{ns}: no succeeded line or pod event: see {d}")
+        trials.append(("envgate", "succeeded", t - last_exit, t - last_ev))
+    t = next((t for t, l in wait.lines if "condition met" in l), None)
+    if t is None:
+        raise RuntimeError(f"{ns}: kubectl wait printed no 'condition met': see {d}")
+    trials.append(("kubectl", f"--for=condition={cond}", t - last_exit, t - last_ev))
+    if not args.keep:
+        cp.request("DELETE", f"/api/v1/namespaces/{ns}")
+    return trials
+
+
+def cp_main(args):
+    import concurrent.futures
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gate_requests import ControlPlane  # noqa: E402 (the cp mode only)
+    args.envgate = os.path.abspath(args.envgate)
+    here = os.path.dirname(os.path.abspath(args.controlplane))
+    kubectl = os.path.join(here, "bin", "kubectl")
+    kubectl = kubectl if os.access(kubectl, os.X_OK) else shutil.which("kubectl")
+    work = tempfile.mkdtemp(prefix="detect-latency-cp.")
+    cp = ControlPlane(os.path.abspath(args.controlplane), os.path.join(work, "cp"))
+    loads, stop = [], threading.Event()
+
+    def sample():
+        while True:
+            loads.append(float(open("/proc/loadavg").read().split()[0]))
+            if stop.wait(10):
+                return
+    threading.Thread(target=sample, daemon=True).start()
+    trials, errors = {}, []
+    t0 = time.time()
+    try:
+        ref = CpReference(cp)
+        for policy in args.policies.split(","):
+            rng = random.Random(f"cp-{policy}")
+            seeds = [random.Random(rng.random()) for _ in range(args.jobs_cp)]
+            with concurrent.futures.ThreadPoolExecutor(args.parallel_cp) as ex:
+                futures = [ex.submit(cp_job, cp, ref, args, work, kubectl, policy, i, seeds[i])
+                           for i in range(args.jobs_cp)]
+                trials[policy] = []
+                for f in futures:
+                    try:
+                        trials[policy] += f.result()
+                    except RuntimeError as e:
+                        errors.append(str(e))
+    finally:
+        stop.set()
+        cp.stop()
+    wall = time.time() - t0
+    print(f"{args.jobs_cp} Jobs per policy, {args.parallel_cp} at a time, {wall:.0f} s; "
+          f"load average (1 min, every 10 s) {min(loads):.1f}-{max(loads):.1f}, "
+          f"mean {sum(loads) / len(loads):.1f}\n")
+    print("| restartPolicy | line | n | exit → line p50 / p99 ms | pod event → line p50 / p99 ms "
+          "| max ms (pod event) |")
+    print("|---|---|---|---|---|---|")
+    for policy, ts in trials.items():
+        groups = [("envgate: every failed run", lambda w, k: w == "envgate" and k != "succeeded")]
+        groups += [(f"envgate: {k}", lambda w, k, kk=k: w == "envgate" and k == kk)
+                   for k in ("retry", "last run (failing)", "succeeded")]
+        groups += [(f"kubectl wait {k} (last run)", lambda w, k, kk=k: w == "kubectl" and k == kk)
+                   for k in ("--for=condition=failed", "--for=condition=complete")]
+        for label, pred in groups:
+            xs = [(a * 1000, b * 1000) for w, k, a, b in ts if pred(w, k)]
+            if not xs:
+                continue
+            ex_, ev_ = [a for a, _ in xs], [b for _, b in xs]
+            print(f"| {policy} | {label} | {len(xs)} | {pct(ex_, 50):.0f} / {pct(ex_, 99):.0f} | "
+                  f"{pct(ev_, 50):.0f} / {pct(ev_, 99):.0f} | {max(ev_):.0f} |")
+    for e in errors:
+        print("error:", e)
+    if args.keep or errors:
+        print("kept", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if errors else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--envgate", required=True)
-    ap.add_argument("--kubesim", required=True)
+    ap.add_argument("--kubesim")
+    ap.add_argument("--controlplane", help="the real control plane instead of kubesim")
+    ap.add_argument("--jobs-cp", type=int, default=24, help="Jobs per restart policy")
+    ap.add_argument("--parallel-cp", type=int, default=3)
+    ap.add_argument("--policies", default="Never,OnFailure")
     ap.add_argument("--jobs-watch", type=int, default=16)
     ap.add_argument("--jobs-poll", type=int, default=21)
     ap.add_argument("--jobs-kubectl", type=int, default=50)
@@ -365,6 +609,10 @@ def main():
     ap.add_argument("--steady-seconds", type=float, default=60)
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
+    if args.controlplane:
+        sys.exit(cp_main(args))
+    if not args.kubesim:
+        ap.error("--kubesim or --controlplane is required")
     poll_s = float(args.poll_interval.rstrip("s"))
     workdir = tempfile.mkdtemp(prefix="detect-latency.")
     os.environ["HOME"] = workdir
