@@ -122,6 +122,19 @@ bool job_write_expected(const json& job, const std::vector<json>& pods,
     return ended || (changed && ready_differs);
 }
 
+bool pod_failed_after(const std::vector<json>& pods, std::uint64_t job_progress) {
+    return std::any_of(pods.begin(), pods.end(), [&](const json& pod) {
+        const json status = pod.value("status", json::object());
+        const json meta = pod.value("metadata", json::object());
+        if (!status.is_object() || !meta.is_object() || status.value("phase", "") != "Failed" ||
+            meta.contains("deletionTimestamp")) {
+            return false;
+        }
+        auto version = kube::resource_version_number(meta.value("resourceVersion", ""));
+        return version && *version > job_progress;
+    });
+}
+
 bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods) {
     if (job.restart_policy != "OnFailure" ||
         (job.managed_by && *job.managed_by != "kubernetes.io/job-controller")) {

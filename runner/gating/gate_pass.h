@@ -81,6 +81,15 @@ inline constexpr Duration k_expected_write_bound = std::chrono::milliseconds(150
 bool job_write_expected(const nlohmann::json& job, const std::vector<nlohmann::json>& pods,
                         std::uint64_t job_progress);
 
+// Whether one of `pods` (as cached) failed on its own after the revision `job_progress`
+// up to which the Job is cached: its phase is Failed and it is not being deleted. Its status is
+// the evidence of a failed run (the Job controller counts such a pod, isPodFailed), so
+// a pass that would act reads the Job beside the cached pods at once rather than wait
+// for the Job write that records it, which the controller's 1 s sync batching
+// (SyncJobBatchPeriod) delays: a Never pod's failure is reported when its pod shows it.
+// A pod being deleted still waits for the write (its count is the controller's).
+bool pod_failed_after(const std::vector<nlohmann::json>& pods, std::uint64_t job_progress);
+
 // Whether a pass evaluated from the watch caches alone may stand: only when it changes
 // nothing the gate keeps or acts on (memory, counts, events, the state it reports, the
 // end). Its words then differ from the last pass's only by what one collection says on

@@ -233,7 +233,9 @@ Result<GateRunner::Pass> GateRunner::observe(const GateRunSettings& settings, co
             waiting.wait_until = expect_until;
             return waiting;
         };
-        if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress)) {
+        // Not for a pod that failed on its own: its status is the evidence, read at once.
+        if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress) &&
+            !pod_failed_after(pods.objects, jobs.progress)) {
             if (auto waiting = wait_for_write()) {
                 return std::move(waiting).value();
             }

@@ -185,6 +185,25 @@ BOOST_AUTO_TEST_CASE(a_job_write_is_expected_for_a_pod_that_ended_after_the_cach
     BOOST_TEST(job_write_expected(counting, {ready_pod(true, 11)}, 10));
 }
 
+// Given the Job cached up to a revision, then a pod that failed on its own after it
+// (phase Failed, not being deleted) is evidence to read at once: not one that failed
+// before it, one that is being deleted (its count is the controller's), nor one that
+// ended well or still runs.
+BOOST_AUTO_TEST_CASE(a_pod_failed_on_its_own_after_the_cached_job_is_read_at_once) {
+    auto pod_at = [](const std::string& phase, int version) {
+        return nlohmann::json{{"metadata", {{"resourceVersion", std::to_string(version)}}},
+                              {"status", {{"phase", phase}}}};
+    };
+    BOOST_TEST(pod_failed_after({pod_at("Running", 12), pod_at("Failed", 11)}, 10));
+    BOOST_TEST(!pod_failed_after({pod_at("Failed", 9), pod_at("Running", 12)}, 10));
+    BOOST_TEST(!pod_failed_after({pod_at("Failed", 10)}, 10));
+    BOOST_TEST(!pod_failed_after({pod_at("Succeeded", 11), pod_at("Pending", 12)}, 10));
+    BOOST_TEST(!pod_failed_after({}, 10));
+    auto deleted = pod_at("Failed", 11);
+    deleted["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:05Z";
+    BOOST_TEST(!pod_failed_after({deleted}, 10));
+}
+
 // Given a Job of the Job controller's, then its memory may wait on the pods only for
 // restartPolicy Never and while the gate has not ended; OnFailure restarts, and a Job
 // another controller manages, are written as they come.

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -25,8 +26,8 @@ using nlohmann::json;
 
 namespace {
 
-// The gate's Job: OnFailure, with backoffLimit `limit`.
-std::string job_manifest(int limit) {
+// The gate's Job: restartPolicy `policy`, with backoffLimit `limit`.
+std::string job_manifest(int limit, const std::string& policy = "OnFailure") {
     return fmt::format(R"(apiVersion: batch/v1
 kind: Job
 metadata:
@@ -35,13 +36,13 @@ spec:
   backoffLimit: {}
   template:
     spec:
-      restartPolicy: OnFailure
+      restartPolicy: {}
       containers:
         - name: migrations
           image: registry.example.com/migrations:1.0
           command: ["db-migrate"]
 )",
-                       limit);
+                       limit, policy);
 }
 
 std::uint64_t rv(const json& object) {
@@ -203,6 +204,18 @@ json pod_of(const json& job, int restarts, int run, bool waiting) {
                  {"lastState", last}}}}}}};
 }
 
+// A clock that stands still: a wait the gate bounds by it ends only when what it waits
+// for comes (or a signal), so a test sees whether the gate waited at all. Read from
+// every thread, never written; its sleeps only yield.
+class StoppedClock : public Clock {
+  public:
+    TimePoint now() override { return m_at; }
+    void sleep_until(TimePoint) override { std::this_thread::sleep_for(1ms); }
+
+  private:
+    const TimePoint m_at = *parse_rfc3339("2026-12-01T10:00:00Z");
+};
+
 // The gate on the fake, the kubelet and the Job controller played by the hooks of `api`.
 struct GateBench {
     test::FakeKubeApi fake;
@@ -228,8 +241,11 @@ struct GateBench {
         return stored;
     }
 
-    GateResult run(int limit) {
-        RealClock clock;
+    // `stopped`: the gate's clock stands still (StoppedClock) instead of the real one.
+    GateResult run(int limit, const std::string& policy = "OnFailure", bool stopped = false) {
+        RealClock real;
+        StoppedClock still;
+        Clock& clock = stopped ? static_cast<Clock&>(still) : real;
         JobLog log(out, clock, LogSettings{false, false, {}});
         GateRunner runner(
             api,
@@ -242,7 +258,7 @@ struct GateBench {
         settings.timeout = 10s;  // a bound: each test ends the gate well before
         settings.pending_signal = [&] { return signal.load(); };
         auto rendered = render_job_manifest(
-            {job_manifest(limit), "job.yaml", "gprd", "pre-migrations", "gitlab", "1"},
+            {job_manifest(limit, policy), "job.yaml", "gprd", "pre-migrations", "gitlab", "1"},
             [](const std::string&) { return std::nullopt; });
         BOOST_REQUIRE(rendered.is_ok());
         return runner.run(settings, *rendered);
@@ -502,6 +518,118 @@ BOOST_AUTO_TEST_CASE(a_job_the_api_refuses_as_invalid_is_a_usage_error) {
     GateResult result = bench.run(6);
     BOOST_TEST_INFO(bench.out.str());
     BOOST_TEST(result.exit_code == k_exit_usage);
+}
+
+// A restartPolicy Never pod of `job`: running (Ready), or failed with exit 1. The Job
+// controller's tracking finalizer is on it until `counted`.
+json never_pod(const json& job, bool failed, bool counted = false) {
+    const json& meta = job["metadata"];
+    json state = failed ? json{{"terminated",
+                                {{"exitCode", 1},
+                                 {"reason", "Error"},
+                                 {"message", "relation users missing"},
+                                 {"startedAt", "2026-12-01T10:00:01Z"},
+                                 {"finishedAt", "2026-12-01T10:00:02Z"}}}}
+                        : json{{"running", {{"startedAt", "2026-12-01T10:00:01Z"}}}};
+    json pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", "migrations-a1b2c"},
+          {"namespace", meta["namespace"]},
+          {"uid", "pod-uid-a1b2c"},
+          {"labels",
+           {{"job-name", meta["name"]}, {"batch.kubernetes.io/controller-uid", meta["uid"]}}},
+          {"ownerReferences",
+           {{{"apiVersion", "batch/v1"},
+             {"kind", "Job"},
+             {"name", meta["name"]},
+             {"uid", meta["uid"]},
+             {"controller", true}}}}}},
+        {"spec", {{"restartPolicy", "Never"}, {"containers", {{{"name", "migrations"}}}}}},
+        {"status",
+         {{"phase", failed ? "Failed" : "Running"},
+          {"conditions", {{{"type", "Ready"}, {"status", failed ? "False" : "True"}}}},
+          {"containerStatuses",
+           {{{"name", "migrations"}, {"restartCount", 0}, {"state", state}}}}}}};
+    if (!counted) {
+        pod["metadata"]["finalizers"] = {"batch.kubernetes.io/job-tracking"};
+    }
+    return pod;
+}
+
+// Given a restartPolicy Never Job whose pod fails while the Job controller has not yet
+// written the Job (it batches a Job's pod events for 1 s), and a gate clock that stands
+// still (a wait for that write would never end), then the gate reports the failed run at
+// once from the pod's own status (phase Failed), with one line and one event; when the
+// controller then counts the pod (status.uncountedTerminatedPods, the finalizer's
+// removal, status.failed), the gate's count agrees and it says nothing more.
+BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_job_write) {
+    GateBench bench;
+    bench.api.select_by_uid = true;  // the pod watch delivers the pod's every change
+    std::promise<json> created;
+    bench.api.on_created = [&](const json& job) {
+        json running = job;
+        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
+    };
+    std::promise<void> reported;
+    std::atomic<int> events{0};
+    bench.api.on_event = [&](const json&) {
+        if (++events == 1) {
+            reported.set_value();
+        }
+    };
+    // Set by the thread that plays the kubelet and the controller (Boost.Test checks
+    // stay on the test's thread).
+    bool played = false;
+    bool before_the_job_write = false;
+    std::thread kubelet_and_controller([&] {
+        auto made = created.get_future();
+        if (made.wait_for(30s) != std::future_status::ready) {
+            bench.signal = 15;
+            return;
+        }
+        json job = made.get();
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
+        // The pod runs, then fails, after the Job's cache holds the Job as created.
+        json running = bench.fake.seed(bench.pod_ref, never_pod(job, false));
+        if (!bench.delivered.wait_for("jobs", rv(job)) ||
+            !bench.delivered.wait_for("pods", rv(running))) {
+            bench.signal = 15;
+            return;
+        }
+        bench.fake.seed(bench.pod_ref, never_pod(job, true));
+        before_the_job_write = reported.get_future().wait_for(30s) == std::future_status::ready;
+        // The controller's three writes, as it counts a failed pod.
+        job["status"]["active"] = 0;
+        job["status"]["ready"] = 0;
+        job["status"]["uncountedTerminatedPods"] = {{"failed", {"pod-uid-a1b2c"}}};
+        bench.fake.seed(job_ref, job);
+        bench.fake.seed(bench.pod_ref, never_pod(job, true, true));
+        job["status"].erase("uncountedTerminatedPods");
+        job["status"]["failed"] = 1;
+        json counted = bench.fake.seed(job_ref, job);
+        played = bench.delivered.wait_for("jobs", rv(counted));
+        bench.signal = 15;
+    });
+
+    GateResult result = bench.run(2, "Never", true);
+    kubelet_and_controller.join();
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(played);
+    BOOST_TEST(before_the_job_write);
+    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    BOOST_TEST(text.find("pod 1 of 3 failed, 2 left") != std::string::npos);
+    std::size_t lines = 0;
+    for (std::size_t at = text.find("retrying ("); at != std::string::npos;
+         at = text.find("retrying (", at + 1)) {
+        ++lines;
+    }
+    BOOST_TEST(lines == 1u);
+    BOOST_TEST(events.load() == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
