@@ -47,7 +47,8 @@ machine):
   line       the receipt of envgate's first retrying/failing/failed line that names
              "run N failed" (its succeeded line for the passing run), or kubectl's
              "condition met" (references: the Job's last run)
-Prints the table for RESULTS.md. Usage: detect_latency.py --envgate PATH --controlplane
+Prints the table for RESULTS.md; every failed run's times go to trials.tsv in the work
+directory (kept with --keep). Usage: detect_latency.py --envgate PATH --controlplane
 PATH [--jobs-cp 24] [--parallel-cp 3] [--policies Never,OnFailure] [--keep]
 """
 import argparse
@@ -510,6 +511,9 @@ def cp_job(cp, ref, args, work, kubectl, policy, i, rng):
         t, state = line
         trials.append(("envgate", "retry" if state == "retrying" else "last run (failing)",
                        t - exit_time(n), t - ev))
+        with open(os.path.join(work, "trials.tsv"), "a") as f:
+            f.write(f"{ns}\t{n}\t{exit_time(n):.6f}\t{ev:.6f}\t{t:.6f}\t"
+                    f"{(t - ev) * 1000:.0f}\n")
     last_exit = exit_time(named + 1 if passes else named)
     last_ev = ref.pod_event(ns, policy, None if passes else named)
     if passes:
