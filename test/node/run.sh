@@ -3,13 +3,21 @@
 # loopback) and the real kubelet (built from the pinned k8s.io/kubernetes), registered as
 # a second Node of the control plane test/controlplane/run.sh started.
 #
-#   run.sh start KUBELET NODECTL CP_STATE STATE [NODE_NAME]
-#       starts it detached; returns once the Node is Ready. STATE gets root (the temp dir
-#       everything runs in), node-name, containerd.log, kubelet.log, pids and timings.
+#   run.sh start KUBELET NODECTL KUBE_SCHEDULER CP_STATE STATE [NODE_NAME]
+#       starts it detached; returns once the Node is Ready and the kube-scheduler ready.
+#       STATE gets root (the temp dir everything runs in), node-name, containerd.log,
+#       kubelet.log, scheduler.log, pids and timings.
 #   run.sh stop STATE CP_STATE
-#       deletes the node's pods, stops the kubelet, removes every sandbox through CRI,
-#       stops containerd, then undoes the mounts, cgroups and bridge and checks that no
-#       process, mount, cgroup or link is left (exit 1, naming them, if one is).
+#       stops the kube-scheduler, deletes the node's pods, stops the kubelet, removes
+#       every sandbox through CRI, stops containerd, then undoes the mounts, cgroups and
+#       bridge and checks that no process, mount, cgroup or link is left (exit 1, naming
+#       them, if one is).
+#
+# The kube-scheduler has one profile, SCHEDULER_NAME: it schedules only the pods that
+# name it (spec.schedulerName), onto this node only; no default-scheduler profile exists,
+# so every other pod stays the node agent's. The node's allocatable CPU is made small
+# (ALLOCATABLE_CPU, the rest systemReserved), and the PriorityClass HIGH_PRIORITY exists:
+# a high-priority pod that does not fit preempts a lower one, as on a full node.
 #   run.sh check
 #       only the preflight: says plainly why this machine cannot run a node (exit 1).
 #
@@ -26,6 +34,10 @@ action=${1:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "node: $*" >&2; exit 1; }
+
+SCHEDULER_NAME=envgate-node-scheduler
+HIGH_PRIORITY=envgate-node-high
+ALLOCATABLE_CPU=500m
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # poll SECONDS DESCRIPTION COMMAND...: COMMAND until it succeeds, or fail after SECONDS.
@@ -81,12 +93,13 @@ preflight() {
 }
 
 start() {
-    local kubelet=$1 nodectl=$2 cp=$3 state=$4 name=${5:-node-kubelet}
+    local kubelet=$1 nodectl=$2 scheduler=$3 cp=$4 state=$5 name=${6:-node-kubelet}
     preflight
+    [[ -x $scheduler ]] || die "no kube-scheduler at $scheduler"
     [[ -s $cp/kubeconfig ]] || die "no control plane is running ($cp/kubeconfig missing)"
     mkdir -p "$state"
     [[ ! -s $state/root ]] || stop "$state" "$cp" || true
-    rm -f "$state"/{root,node-name,timings,kubelet.pid,containerd.pid} "$state"/*.log
+    rm -f "$state"/{root,node-name,timings,kubelet.pid,containerd.pid,scheduler.pid} "$state"/*.log
     local t0 t_build d id
     t0=$(date +%s%N)
     # A short path: unix sockets live under it.
@@ -183,24 +196,13 @@ EOF
 
     # Credentials: a ServiceAccount token with the system:node role (the test API
     # server authenticates tokens, not client certificates, and authorizes with RBAC).
-    kubectl create serviceaccount -n kube-system "$name" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-    kubectl create clusterrolebinding "envgate-node:$name" --clusterrole=system:node \
-        --serviceaccount="kube-system:$name" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-    local token server ca
-    token=$(kubectl create token -n kube-system "$name" --duration=24h)
-    server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-    ca=$cp/work/ca.crt
-    cat >"$d/kubelet/kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: controlplane, cluster: {server: "$server", certificate-authority: "$ca"}}]
-users: [{name: $name, user: {token: "$token"}}]
-contexts: [{name: node, context: {cluster: controlplane, user: $name}}]
-current-context: node
-EOF
-    chmod 600 "$d/kubelet/kubeconfig"
-    local port
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    sa_kubeconfig "$cp" "$name" "$d/kubelet/kubeconfig" system:node
+    local ca=$cp/work/ca.crt
+    local port cpus
+    port=$(free_port)
+    # Allocatable CPU: ALLOCATABLE_CPU of the machine's CPUs (the capacity the kubelet
+    # reports is every online CPU), the rest reserved for the system.
+    cpus=$(getconf _NPROCESSORS_ONLN)
     # The serving certificate the control plane issued for its kubelet endpoint (valid for
     # 127.0.0.1, signed by its CA, which the API server checks); the API server's client
     # certificate is checked against the same CA, and then allowed (no webhook).
@@ -226,6 +228,9 @@ authorization: {mode: AlwaysAllow}
 podLogsDir: $d/pod-logs
 failSwapOn: false
 resolvConf: ""
+# A small node: pods requesting CPU fill it (preemption). Only "pods" is enforced
+# (the default), so the reservation limits nothing on the host.
+systemReserved: {cpu: "$((cpus * 1000 - ${ALLOCATABLE_CPU%m}))m"}
 # A cluster DNS address (no DNS server runs): without one the kubelet warns
 # MissingClusterDNS on every sync of a ClusterFirst pod.
 clusterDNS: [10.0.0.10]
@@ -294,11 +299,108 @@ EOF
     # setter fails before touching it).
     kubectl patch node "$name" --subresource=status --type=merge -p \
         '{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"},{"type":"Hostname","address":"'"$name"'"}]}}' >/dev/null
-    local t_kubelet
+    # The API server's TaintNodesByCondition admission taints a new Node not-ready
+    # (NoSchedule); the node lifecycle controller lifts it once the Node is Ready. That
+    # controller does not run in the test control plane: lifted here, as it would, so the
+    # kube-scheduler can place pods on the node.
+    kubectl taint node "$name" node.kubernetes.io/not-ready:NoSchedule- >/dev/null
+    local t_kubelet alloc
     t_kubelet=$(ms_since "$t2")
-    printf 'images %d ms, containerd %d ms, kubelet to Node Ready %d ms, total %d ms\n' \
-        "$t_build" "$t_containerd" "$t_kubelet" "$(ms_since "$t0")" | tee "$state/timings"
-    echo "node $name ready: $(kubectl get node "$name" -o jsonpath='{.status.nodeInfo.kubeletVersion} {.status.nodeInfo.containerRuntimeVersion}')"
+    alloc=$(kubectl get node "$name" -o jsonpath='{.status.capacity.cpu} {.status.allocatable.cpu}')
+    [[ ${alloc#* } == "$ALLOCATABLE_CPU" ]] ||
+        die "node $name: capacity/allocatable CPU $alloc, want allocatable $ALLOCATABLE_CPU ($cpus CPUs counted here)"
+    local t3 t_scheduler
+    t3=$(date +%s%N)
+    start_scheduler "$scheduler" "$cp" "$state" "$d" "$name"
+    t_scheduler=$(ms_since "$t3")
+    printf 'images %d ms, containerd %d ms, kubelet to Node Ready %d ms, kube-scheduler ready %d ms, total %d ms\n' \
+        "$t_build" "$t_containerd" "$t_kubelet" "$t_scheduler" "$(ms_since "$t0")" | tee "$state/timings"
+    echo "node $name ready: $(kubectl get node "$name" -o jsonpath='{.status.nodeInfo.kubeletVersion} {.status.nodeInfo.containerRuntimeVersion}'), CPU capacity/allocatable $alloc; $SCHEDULER_NAME ready"
+}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# sa_kubeconfig CP ACCOUNT FILE CLUSTERROLE...: FILE, a kubeconfig with a token of
+# ServiceAccount kube-system/ACCOUNT bound to each CLUSTERROLE (the test API server
+# authenticates tokens and authorizes with RBAC).
+sa_kubeconfig() {
+    local cp=$1 account=$2 file=$3 role token server
+    shift 3
+    kubectl create serviceaccount -n kube-system "$account" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+    for role in "$@"; do
+        kubectl create clusterrolebinding "envgate-node:$account:${role#system:}" --clusterrole="$role" \
+            --serviceaccount="kube-system:$account" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+    done
+    token=$(kubectl create token -n kube-system "$account" --duration=24h)
+    server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+    cat >"$file" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: controlplane, cluster: {server: "$server", certificate-authority: "$cp/work/ca.crt"}}]
+users: [{name: $account, user: {token: "$token"}}]
+contexts: [{name: node, context: {cluster: controlplane, user: $account}}]
+current-context: node
+EOF
+    chmod 600 "$file"
+}
+
+# start_scheduler KUBE_SCHEDULER CP STATE DIR NODE: the kube-scheduler of the same
+# release, with the roles upstream binds to the system:kube-scheduler user, one profile
+# (SCHEDULER_NAME) that sees NODE only, no leader election; returns once it is ready
+# (its /readyz: informers synced). Also the PriorityClass HIGH_PRIORITY.
+start_scheduler() {
+    local bin=$1 cp=$2 state=$3 d=$4 name=$5 port
+    mkdir -p "$d/scheduler"
+    sa_kubeconfig "$cp" "$SCHEDULER_NAME" "$d/scheduler/kubeconfig" system:kube-scheduler system:volume-scheduler
+    kubectl create priorityclass "$HIGH_PRIORITY" --value=1000000 \
+        --description="envgate node tier: a pod that preempts" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+    # NodeAffinity's addedAffinity applies to every pod of the profile: the node agent's
+    # Node is never feasible for them, so neither placement nor preemption looks there.
+    cat >"$d/scheduler/config.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $d/scheduler/kubeconfig}
+leaderElection: {leaderElect: false}
+profiles:
+  - schedulerName: $SCHEDULER_NAME
+    pluginConfig:
+      - name: NodeAffinity
+        args:
+          addedAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+                - matchFields: [{key: metadata.name, operator: In, values: [$name]}]
+EOF
+    port=$(free_port)
+    # Serving (/readyz) with the certificate the control plane issued for 127.0.0.1; no
+    # delegated authentication: /readyz is allowed to anyone.
+    setsid "$bin" --config "$d/scheduler/config.yaml" --bind-address 127.0.0.1 --secure-port "$port" \
+        --tls-cert-file "$cp/work/kubelet.crt" --tls-private-key-file "$cp/work/kubelet.key" \
+        --v 2 >"$state/scheduler.log" 2>&1 </dev/null &
+    echo $! >"$state/scheduler.pid"
+    scheduler_ready() {
+        kill -0 "$(cat "$state/scheduler.pid")" || return 2
+        [[ $(curl -sk --max-time 2 "https://127.0.0.1:$port/readyz") == ok ]]
+    }
+    local end=$((SECONDS + 60)) rc
+    while :; do
+        rc=0
+        scheduler_ready || rc=$?
+        ((rc != 0)) || break
+        if ((rc == 2)); then
+            echo "node: the kube-scheduler exited while starting:" >&2
+            grep -E '^[EF][0-9]{4}|forbidden' "$state/scheduler.log" | tail -20 >&2
+            return 1
+        fi
+        ((SECONDS < end)) || {
+            echo "node: the kube-scheduler is not ready after 60 s:" >&2
+            grep -E '^[EF][0-9]{4}|forbidden' "$state/scheduler.log" | tail -20 >&2
+            return 1
+        }
+        sleep 0.1
+    done
 }
 
 # Processes whose command line, cwd or executable names the node's temp dir: the
@@ -335,6 +437,8 @@ stop() {
     d=$(cat "$state/root" 2>/dev/null) || { echo "node: not running"; return 0; }
     name=$(cat "$state/node-name" 2>/dev/null || echo node-kubelet)
     export KUBECONFIG=$cp/kubeconfig
+    # The scheduler first: nothing is placed or preempted while the node goes.
+    stop_pid "$state/scheduler.pid" kube-scheduler
     # The kubelet stops the node's pods itself (their grace periods, their sandboxes).
     if [[ -s $cp/kubeconfig ]] && kill -0 "$(cat "$state/kubelet.pid" 2>/dev/null)" 2>/dev/null; then
         # Jobs whose pods are pinned here would make new ones: they go first.
@@ -392,8 +496,10 @@ stop() {
     ! ip link show "envg-${d##*.}" >/dev/null 2>&1 || left+=("link envg-${d##*.}")
     if [[ -s $cp/kubeconfig ]]; then
         kubectl delete node "$name" --wait=false >/dev/null 2>&1 || true
-        kubectl delete clusterrolebinding "envgate-node:$name" >/dev/null 2>&1 || true
-        kubectl delete serviceaccount -n kube-system "$name" >/dev/null 2>&1 || true
+        kubectl delete clusterrolebinding "envgate-node:$name:node" "envgate-node:$SCHEDULER_NAME:kube-scheduler" \
+            "envgate-node:$SCHEDULER_NAME:volume-scheduler" >/dev/null 2>&1 || true
+        kubectl delete serviceaccount -n kube-system "$name" "$SCHEDULER_NAME" >/dev/null 2>&1 || true
+        kubectl delete priorityclass "$HIGH_PRIORITY" >/dev/null 2>&1 || true
     fi
     if ((${#left[@]})); then
         printf 'node: left behind after stop:\n' >&2
@@ -412,7 +518,7 @@ start) shift; start "$@" ;;
 stop) shift; stop "$@" ;;
 check) preflight && echo "node: this machine can run a real node" ;;
 *)
-    echo "usage: run.sh start KUBELET NODECTL CP_STATE STATE [NODE_NAME] | stop STATE CP_STATE | check" >&2
+    echo "usage: run.sh start KUBELET NODECTL KUBE_SCHEDULER CP_STATE STATE [NODE_NAME] | stop STATE CP_STATE | check" >&2
     exit 2
     ;;
 esac
