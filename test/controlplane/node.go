@@ -117,7 +117,7 @@ func (n *nodeAgent) run(ctx context.Context) error {
 
 func (n *nodeAgent) onPod(ctx context.Context, pod *v1.Pod) {
 	if pod.Spec.NodeName == "" {
-		if pod.DeletionTimestamp == nil {
+		if pod.DeletionTimestamp == nil && ownScheduler(pod) {
 			n.schedule(ctx, pod)
 		}
 		return
@@ -175,6 +175,13 @@ func (n *nodeAgent) setUnpullable(image string, on bool) {
 	} else {
 		delete(n.unpullable, image)
 	}
+}
+
+// ownScheduler: the pod is the default scheduler's, which this agent plays. A pod that
+// names another scheduler (the real node tier's kube-scheduler) is left to it, as a
+// scheduler leaves pods that name no profile of its own.
+func ownScheduler(pod *v1.Pod) bool {
+	return pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == v1.DefaultSchedulerName
 }
 
 // schedule binds the pod to this node, or reports why it cannot (as the scheduler does:
@@ -251,7 +258,7 @@ func (n *nodeAgent) rescheduleLoop(ctx context.Context, store cache.Store) {
 		case <-t.C:
 		}
 		for _, obj := range store.List() {
-			if pod := obj.(*v1.Pod); pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil {
+			if pod := obj.(*v1.Pod); pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && ownScheduler(pod) {
 				n.schedule(ctx, pod)
 			}
 		}
