@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -110,8 +112,12 @@ func podAction(ctx context.Context, n *nodeAgent, w http.ResponseWriter, r *http
 	reply(w, http.StatusOK, map[string]string{"pod": ns + "/" + name, "action": action})
 }
 
-// preempt does what the scheduler does to a victim: DisruptionTarget
-// PreemptionByScheduler on its status, an event, then a graceful delete.
+// preempt does what the kube-scheduler does to a victim (checked against v1.37.2's on the
+// real node tier, test/node): DisruptionTarget PreemptionByScheduler on its status, with
+// the pod's generation as observedGeneration, a graceful delete (the pod's own grace
+// period), and a Preempted event written as the scheduler writes it (events.k8s.io/v1,
+// action Preempting). There is no preemptor here, so the event names none; the
+// scheduler's names its UID ("Preempted by pod <uid> on node <node>").
 func preempt(ctx context.Context, n *nodeAgent, ns, name string) error {
 	pods := n.client.CoreV1().Pods(ns)
 	var pod *v1.Pod
@@ -121,16 +127,29 @@ func preempt(ctx context.Context, n *nodeAgent, ns, name string) error {
 			return err
 		}
 		setPodCondition(&cur.Status, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
-			Reason:  v1.PodReasonPreemptionByScheduler,
-			Message: "default-scheduler: preempting to accommodate a higher priority pod"})
+			ObservedGeneration: cur.Generation, Reason: v1.PodReasonPreemptionByScheduler,
+			Message: v1.DefaultSchedulerName + ": preempting to accommodate a higher priority pod"})
 		pod, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	recordEvent(ctx, n.client, pod, v1.EventTypeNormal, "Preempted",
-		"Preempted by pod on node "+n.name, "default-scheduler", "")
+	host, _ := os.Hostname()
+	// Named as client-go's events recorder names them (events.k8s.io rejects a
+	// generateName ending in ".").
+	now := metav1.NowMicro()
+	ev := &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
+		EventTime:  now, Type: v1.EventTypeNormal, Reason: "Preempted", Action: "Preempting",
+		Note:                "Preempted by pod on node " + n.name,
+		ReportingController: v1.DefaultSchedulerName, ReportingInstance: v1.DefaultSchedulerName + "-" + host,
+		Regarding: v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, Namespace: pod.Namespace,
+			UID: pod.UID, ResourceVersion: pod.ResourceVersion},
+	}
+	if _, err := n.client.EventsV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		log.Printf("node agent: event Preempted on %s/%s: %v", ns, name, err)
+	}
 	uid := pod.UID
 	return pods.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 }
