@@ -4,6 +4,8 @@
 # and checks its exit code, log, reports and the Job's events with kubectl.
 ENVGATE=$1 KUBESIM=$2 SCENARIO=$3
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=evict_preempt_lib.sh
+source "$(dirname "$0")/evict_preempt_lib.sh"
 # shellcheck disable=SC2119
 start_kubesim
 
@@ -199,14 +201,6 @@ echo \"run \$n: relation users missing\"; sleep 0.5; echo 'relation users missin
     ok "restart limit, pod gone: failed with the remembered exit code 7, logs kept"
 }
 
-# restartPolicy Never, backoffLimit 1: an evicted pod (retry), then a preempted one past
-# the limit: the last failure is the preemption.
-# replacement_pod NS JOB OLD: a running pod of the Job other than OLD.
-replacement_pod() {
-    pods_of "$1" "$2" | jq -er --arg old "$3" '[.items[] | select(.status.phase == "Running"
-        and .metadata.deletionTimestamp == null and .metadata.name != $old)][0].metadata.name'
-}
-
 # gate_on_running_pod MANIFEST: a background gate on MANIFEST's Job; returns once the
 # Job has a running pod. Sets JOB and POD.
 gate_on_running_pod() {
@@ -218,37 +212,21 @@ gate_on_running_pod() {
     POD=$(live_pod "$NS" "$JOB")
 }
 
+# restartPolicy Never, backoffLimit 1: an evicted pod (retry), then a preempted one past
+# the limit: the last failure is the preemption (evict_preempt_lib.sh; on the real node,
+# test/node/gate_node.sh runs it with the Eviction API and the kube-scheduler).
 scenario_evict_preempt() {
     # Each pod prints a line and outlives its SIGTERM by the grace period (2 s), so the
     # gate reads every failed run's log before the pod is gone.
     job_manifest "$T/never.yaml" never Never 1 "$(job_script never "$(count_runs "$T/never.count")
 echo \"run \$n: waiting for the lock on users\"; trap '' TERM; sleep 60")" "" \
         "      terminationGracePeriodSeconds: $(cluster_secs 2)"
-    gate_on_running_pod "$T/never.yaml"
-    local job=$JOB pod=$POD
-    ctl evict "$NS/$pod" --message "node low on memory"
-    wait_for 30 "the eviction retry" grep -q "retrying (RetryingPreMigrations)" "$T/gate.log"
-    wait_for 30 "a replacement pod" replacement_pod "$NS" "$job" "$pod"
-    pod=$(replacement_pod "$NS" "$job" "$pod")
-    ctl preempt "$NS/$pod"
-    wait_exit "$GATE_PID" 60
-    expect_rc 1 "a preempted pod past the limit"
-    log_has "$T/gate.log" "pod 1 of 2 failed, 1 left"
-    grep -E "^pre-migrations: retrying.*(Evicted|TerminationByKubelet)" "$T/gate.log" >/dev/null ||
-        fail "the retry does not name the eviction"
-    grep -E "^pre-migrations: failed \(MigrationsJobFailed\).*Last failure: .*PreemptionByScheduler" "$T/gate.log" >/dev/null ||
-        fail "the last failure is not the preemption"
-    gate_events "$NS" "$job" | cut -f1 | sort | uniq -c | sed 's/^ *//' >"$T/events.log"
-    # The eviction records one retry event; the preemption records one more only when a
-    # pass saw it before the Job's FailureTarget (the count rose), else just the failure.
-    grep -qxE "[12] MigrationsRetrying" "$T/events.log" || fail "want one or two MigrationsRetrying events"
-    grep -qx "1 MigrationsFailed" "$T/events.log" || fail "want one MigrationsFailed event"
-    check_reports "$T/rep" e1 failed MigrationsJobFailed
-    check_failure_golden preempt_past_limit "$T/gate.log" "$T/rep" '^pre-migrations: retrying .*pod 1 of 2 failed'
-    # describe job: the gate's events on the Job name the preemption.
-    run_next "$T/gate.log" 'PreemptionByScheduler'
+    evict_then_preempt "$T/never.yaml" node_evict ctl_preempt "(Evicted|TerminationByKubelet)"
     ok "Never: eviction retried, preemption past the limit failed the gate, exit 1"
 }
+# The node's eviction and the scheduler's preemption, played by kubesim or the node agent.
+node_evict() { ctl evict "$1" --message "node low on memory"; }
+ctl_preempt() { ctl preempt "$1"; }
 
 scenario_deadline() {
     job_manifest "$T/check.yaml" check OnFailure 2 "$(job_script check 'sleep 60')" \
