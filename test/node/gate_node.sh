@@ -15,6 +15,8 @@ export ENVGATE_TEST_CLUSTER=controlplane
 source "$(dirname "$0")/../e2e/lib.sh"
 # shellcheck source=../e2e/commands_lib.sh
 source "$(dirname "$0")/../e2e/commands_lib.sh"
+# shellcheck source=../e2e/evict_preempt_lib.sh
+source "$(dirname "$0")/../e2e/evict_preempt_lib.sh"
 # shellcheck disable=SC2119
 start_kubesim
 NODE=$(cat "${ENVGATE_NODE_STATE:?the node tier needs ENVGATE_NODE_STATE}/node-name") ||
@@ -306,6 +308,86 @@ EOF
         fail "events: $(event_summary "$NS" "$job"), want one MigrationsRetrying"
     echo "retry line: $(grep -m1 '^pre-migrations: retrying' "$T/gate.log")"
     ok "Eviction API on the real kubelet: one failure, one retry line, one event, exit 0"
+}
+
+# gate_e2e.sh's scenario_evict_preempt on the real node, its Jobs placed by the real
+# kube-scheduler (run.sh: profile SCHEDULER, this node only, 500m CPU allocatable):
+# restartPolicy Never, backoffLimit 1, each pod asking for 300m CPU (the node holds one)
+# and outliving its SIGTERM by its grace period (2 s). Pod 1 goes through the Eviction
+# API (retried); its replacement, placed once pod 1 is gone, is preempted by a pod of
+# PriorityClass HIGH that asks for 300m too (past the limit): exit 1, the last failure the
+# preemption, the node agent's event counts; every printed command is run as printed.
+SCHEDULER=envgate-node-scheduler HIGH=envgate-node-high
+scenario_evict_preempt() {
+    node_job_manifest "$T/never.yaml" never Never 1 "$(job_script never "$(count_runs "$T/never.count")
+echo \"run \$n: waiting for the lock on users\"; trap '' TERM; sleep 60")" "" \
+        "      terminationGracePeriodSeconds: 2"
+    echo "          resources: {requests: {cpu: 300m}}" >>"$T/never.yaml"
+    # Placed by the scheduler instead of pinned.
+    sed -i "s|^      nodeName: $NODE\$|      schedulerName: $SCHEDULER|" "$T/never.yaml"
+    start_watch "$T/gate.log"
+    evict_then_preempt "$T/never.yaml" api_evict preempt_by_priority EvictionByEvictionAPI
+    stop_watch
+    check_printed "$T/gate.log"
+    check_preemption
+    ok "Never on the real kubelet and kube-scheduler: Eviction API retried, preemption past the limit failed the gate, exit 1"
+}
+
+# api_evict NS/POD: the Eviction API (policy/v1).
+api_evict() {
+    "${K[@]}" create --raw "/api/v1/namespaces/${1%/*}/pods/${1#*/}/eviction" -f - >/dev/null <<EOF
+{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "${1#*/}", "namespace": "${1%/*}"}}
+EOF
+}
+
+# preempt_by_priority NS/POD: a pod of PriorityClass HIGH asking for the CPU POD holds;
+# the kube-scheduler preempts POD to place it. The Job's pods are watched from here on
+# (the victim is gone soon after), to check the victim as the scheduler left it. Sets
+# VICTIM.
+preempt_by_priority() {
+    VICTIM=${1#*/}
+    "${K[@]}" get pods -n "$NS" -l "job-name=$JOB" -w --output-watch-events -o json >"$T/pods.watch" 2>&1 &
+    BG_PIDS+=("$!")
+    wait_for 30 "the watch of the Job's pods" grep -q "\"$VICTIM\"" "$T/pods.watch"
+    cat >"$T/urgent.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent}
+spec:
+  schedulerName: $SCHEDULER
+  priorityClassName: $HIGH
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: urgent
+      image: envgate.test/busybox:1
+      command: ["sleep", "3600"]
+      resources: {requests: {cpu: 300m}}
+EOF
+    "${K[@]}" apply -n "$NS" -f "$T/urgent.yaml" >/dev/null
+}
+
+# check_preemption: what the real scheduler did, read back from the API: the victim got
+# DisruptionTarget PreemptionByScheduler and a Preempted event naming the preemptor, and
+# the high-priority pod runs on this node, placed by the scheduler.
+check_preemption() {
+    local uid cond
+    wait_for 60 "the high-priority pod to run" bash -c \
+        "[[ \$(${K[*]} get pod -n $NS urgent -o jsonpath='{.spec.nodeName} {.status.phase}') == '$NODE Running' ]]"
+    uid=$("${K[@]}" get pod -n "$NS" urgent -o jsonpath='{.metadata.uid}')
+    cond=$(jq -sc --arg p "$VICTIM" '[.[] | .object | select(.metadata.name == $p)
+        | .status.conditions[]? | select(.type == "DisruptionTarget")] | last' "$T/pods.watch")
+    jq -e --arg m "$SCHEDULER: preempting to accommodate a higher priority pod" '.status == "True"
+        and .reason == "PreemptionByScheduler" and .message == $m' <<<"$cond" >/dev/null ||
+        fail "the victim $VICTIM's DisruptionTarget: $cond"
+    "${K[@]}" get events -n "$NS" -o json | jq -e --arg p "$VICTIM" --arg m "Preempted by pod $uid on node $NODE" '[.items[]
+        | select(.involvedObject.name == $p and .reason == "Preempted" and .message == $m)] | length == 1' >/dev/null ||
+        fail "no Preempted event on $VICTIM naming pod $uid: $("${K[@]}" get events -n "$NS" -o json |
+            jq -c --arg p "$VICTIM" '[.items[] | select(.involvedObject.name == $p) | {reason, message}]')"
+    "${K[@]}" get events -n "$NS" -o json | jq -e --arg s "$SCHEDULER" '[.items[]
+        | select(.involvedObject.name == "urgent" and .reason == "Scheduled"
+          and (.reportingComponent == $s or .source.component == $s))] | length == 1' >/dev/null ||
+        fail "the high-priority pod was not placed by $SCHEDULER"
+    echo "victim $VICTIM: DisruptionTarget $cond; urgent ($uid) runs on $NODE"
 }
 
 # gate_e2e.sh's scenario_onfailure_evict with a real kubelet eviction, provoked safely:
