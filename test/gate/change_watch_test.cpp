@@ -1,13 +1,17 @@
 // ChangeWatch over FakeKubeApi (a watch that stays open): its cache of the Job says
 // over which resourceVersions the Job held still (a version the caller calls the same
 // is no change), and the caller's own write updates the cache without waking a wait.
+// On fake time (FakeClock::Sleep::driven): the caller's deadlines and the watch
+// threads' back-off both wait for the test to move the clock; only `eventually`, a
+// bound on how long a test waits for a watch thread, is real time.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <future>
 #include <thread>
 
-#include "runner/base/real_clock.h"
 #include "runner/gating/change_watch.h"
+#include "test/fakes/fake_clock.h"
 #include "test/fakes/fake_kube_api.h"
 #include "test/fakes/shared_kube_api.h"
 
@@ -18,6 +22,11 @@ using nlohmann::json;
 namespace {
 
 using SharedApi = test::SharedKubeApi;
+
+test::FakeClock driven_clock() {
+    return test::FakeClock(TimePoint(std::chrono::seconds(1'800'000'000)),
+                           test::FakeClock::Sleep::driven);
+}
 
 std::uint64_t rv(const json& object) {
     return std::stoull(object["metadata"]["resourceVersion"].get<std::string>());
@@ -30,7 +39,7 @@ struct WatchedJobAndPod {
     std::atomic<bool> server_ends{false};
     std::pair<kube::ResourceRef, kube::ResourceRef> refs{kube::jobs("gitlab", "mig"),
                                                          kube::pods("gitlab", "mig-a")};
-    RealClock clock;
+    test::FakeClock clock = driven_clock();
     std::unique_ptr<ChangeWatch> watch;
 
     explicit WatchedJobAndPod(json pod_status) {
@@ -59,6 +68,7 @@ struct WatchedJobAndPod {
     }
     ~WatchedJobAndPod() {
         server_ends = true;
+        clock.release();  // a watch thread may be in its re-watch pause
         watch.reset();
     }
 };
@@ -92,7 +102,7 @@ BOOST_AUTO_TEST_CASE(the_cache_tracks_the_range_and_ignores_the_callers_own_writ
                                {"kind", "Job"},
                                {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
                                {"status", {{"active", 1}}}});
-    RealClock clock;
+    test::FakeClock clock = driven_clock();
     {
         ChangeWatch watch(
             [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
@@ -138,6 +148,7 @@ BOOST_AUTO_TEST_CASE(the_cache_tracks_the_range_and_ignores_the_callers_own_writ
         BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(failed); }));
         BOOST_TEST(watch.view(0).valid_from == rv(failed));
         server_ends = true;
+        clock.release();
     }
 }
 
@@ -251,6 +262,67 @@ BOOST_AUTO_TEST_CASE(a_read_of_the_unchanged_job_lets_each_pod_change_be_shown_i
         BOOST_REQUIRE(at.size() == 2u);
         BOOST_TEST(at[0].progress == rv(twice));  // the pods' newest: both reached it
         BOOST_TEST(watch.view(0).objects.at(0)["status"]["failed"] == 1);
+    }
+}
+
+// Given a watched Job and pod on fake time, when no change comes, then a wait ends when
+// the test moves the clock past its deadline, not before, however long that is.
+BOOST_AUTO_TEST_CASE(a_wait_ends_when_the_fake_time_passes_its_deadline) {
+    WatchedJobAndPod both(json{{"phase", "Running"}});
+    ChangeWatch& watch = *both.watch;
+    BOOST_REQUIRE(watch.wait(both.clock.now(), [] { return 0; }));  // the first pass
+    const TimePoint until = both.clock.now() + 10min;
+    auto waited =
+        std::async(std::launch::async, [&] { return watch.wait(until, [] { return 0; }); });
+    both.clock.advance(10min - 1s);
+    BOOST_TEST((waited.wait_for(200ms) == std::future_status::timeout));
+    both.clock.advance(1s);
+    BOOST_REQUIRE((waited.wait_for(30s) == std::future_status::ready));
+    BOOST_TEST(!waited.get());  // timed out: no change came
+}
+
+// Given a Job watched on fake time, when its watch fails, then the watch thread backs
+// off on the fake clock (a jittered first pause of 1-1.5 s, recorded) and watches again
+// only once the test moves the time: a change made meanwhile then reaches the cache and
+// wakes a wait.
+BOOST_AUTO_TEST_CASE(a_failed_watch_backs_off_on_the_fake_clock) {
+    test::FakeKubeApi fake;
+    std::atomic<bool> server_ends{false};
+    fake.set_watch_idle_hook([&] {
+        std::this_thread::sleep_for(1ms);
+        return !server_ends.load();
+    });
+    const auto ref = kube::jobs("gitlab", "mig");
+    fake.seed(ref, {{"apiVersion", "batch/v1"},
+                    {"kind", "Job"},
+                    {"metadata", {{"name", "mig"}, {"namespace", "gitlab"}}},
+                    {"status", {{"active", 1}}}});
+    test::FakeClock clock = driven_clock();
+    {
+        ChangeWatch watch(
+            [&]() -> Result<std::unique_ptr<kube::KubeApi>> {
+                return std::unique_ptr<kube::KubeApi>(std::make_unique<SharedApi>(fake));
+            },
+            clock, {});
+        fake.fail_next(Code::transient, "watch");  // the watch after the first list
+        BOOST_REQUIRE(
+            watch.start(kube::jobs("gitlab"), {"", "metadata.name=mig"}, clock.now() + 1h).is_ok());
+        BOOST_REQUIRE(watch.wait_listed(clock.now() + 1min, [] { return 0; }));
+        BOOST_REQUIRE(watch.wait(clock.now(), [] { return 0; }));  // the first pass
+        BOOST_REQUIRE(clock.await_sleepers(1, 30s));
+        const auto sleeps = clock.sleeps();
+        BOOST_REQUIRE(sleeps.size() == 1u);
+        BOOST_TEST((sleeps[0] >= 1s && sleeps[0] <= 1500ms));
+
+        json failed = *fake.patch(ref, {{"status", {{"failed", 1}}}});
+        BOOST_TEST(!watch.wait(clock.now(), [] { return 0; }));  // not watched: not seen
+        BOOST_TEST(watch.view(0).progress < rv(failed));
+        clock.advance(1500ms);
+        BOOST_TEST(watch.wait(clock.now() + 1h, [] { return 0; }));
+        BOOST_REQUIRE(eventually([&] { return watch.view(0).progress >= rv(failed); }));
+        BOOST_TEST(watch.view(0).objects.at(0)["status"]["failed"] == 1);
+        server_ends = true;
+        clock.release();
     }
 }
 
