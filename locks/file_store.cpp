@@ -301,7 +301,7 @@ std::string FileStore::waiter_path(const std::string& name, const std::string& i
 }
 
 void FileStore::forget_events(const std::string& name) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     auto it = m_watches.find(name);
     if (it == m_watches.end()) {
         return;
@@ -345,7 +345,7 @@ Result<Versioned> FileStore::read(const std::string& name) {
         }
         // Every write renames a new file in: the same inode and change time is the same
         // entry, parsed before (waiting costs a stat per waiter, not a parse).
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         auto& known = m_parsed[name];
         auto it = known.find(file);
         if (it != known.end() && it->second.inode == st.st_ino &&
@@ -366,7 +366,7 @@ Result<Versioned> FileStore::read(const std::string& name) {
         v.record.waiters.push_back(std::move(w.value()));
     }
     {
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         m_parsed[name] = std::move(parsed);
     }
     sort_queue(v.record.waiters);
@@ -535,7 +535,7 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
     int fd = -1;
     bool armed_now = false;
     {
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         auto it = m_watches.find(name);
         if (it == m_watches.end()) {
             std::error_code ec;
@@ -577,7 +577,7 @@ Result<WaitEnd> FileStore::wait_for_change(const std::string& name, const std::s
             return io_error("cannot poll the inotify watch of", m_directory);
         }
         if (n > 0) {
-            std::lock_guard lock(m_mutex);
+            MutexLock lock(m_mutex);
             TRY_ASSIGN(bool ours, drain_events(fd, filter, m_directory));
             if (ours) {
                 return WaitEnd::changed;  // every write renames a new revision in

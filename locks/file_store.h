@@ -11,10 +11,10 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "locks/lock_store.h"
+#include "runner/base/thread_annotations.h"
 
 namespace envgate::locks {
 
@@ -61,15 +61,19 @@ class FileStore : public LockStore {
 
     std::string m_directory;
     BeforeRename m_before_rename;
-    std::mutex m_mutex;
-    std::map<std::string, Watch> m_watches;  // lock -> its inotify watch
+    // Threads: in the product each thread that acts on a lock has a store of its own (the
+    // heartbeat's is separate), but the calls below are safe from several threads:
+    // m_mutex guards the watches and the parse cache (the record and waiter files are
+    // shared with other processes: renames, not the mutex, keep them whole).
+    Mutex m_mutex;
+    std::map<std::string, Watch> m_watches GUARDED_BY(m_mutex);  // lock -> its inotify watch
     struct ParsedWaiter {
         unsigned long long inode = 0;
         long long ctime_ns = 0;
         Waiter waiter;
     };
     // lock -> waiter file -> what it held when last read (by inode and change time)
-    std::map<std::string, std::map<std::string, ParsedWaiter>> m_parsed;
+    std::map<std::string, std::map<std::string, ParsedWaiter>> m_parsed GUARDED_BY(m_mutex);
 };
 
 }  // namespace envgate::locks

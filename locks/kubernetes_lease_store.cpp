@@ -284,7 +284,7 @@ std::string KubernetesLeaseStore::describe() const {
 }
 
 void KubernetesLeaseStore::remember(const std::string& name, const json& lease) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (lease.is_null()) {
         m_seen.erase(name);
     } else {
@@ -293,7 +293,7 @@ void KubernetesLeaseStore::remember(const std::string& name, const json& lease) 
 }
 
 json KubernetesLeaseStore::base_object(const std::string& name, const std::string& version) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     auto it = m_seen.find(name);
     if (it != m_seen.end() && !version.empty() &&
         meta_string(it->second, "resourceVersion") == version) {
@@ -303,7 +303,7 @@ json KubernetesLeaseStore::base_object(const std::string& name, const std::strin
 }
 
 void KubernetesLeaseStore::known(const std::string& name, const std::string& version) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     std::string& known = m_known[name];
     auto v = kube::resource_version_number(version);
     auto k = kube::resource_version_number(known);

@@ -12,10 +12,8 @@
 // queue from what the watch delivered.
 #pragma once
 
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "locks/lock_store.h"
+#include "runner/base/thread_annotations.h"
 #include "runner/kube/kube_api.h"
 
 namespace envgate::locks {
@@ -36,18 +35,21 @@ inline constexpr const char* k_waiter_annotation = "envgate.dev/waiter";
 
 // One long-lived list+watch of the Leases of one lock (its own and its waiters'),
 // shared with the thread that runs it: a cache of them, as client-go's informer keeps.
+// Threads: the follower's thread (KubernetesLeaseStore::follow) writes the cache;
+// the store's caller reads it (cached, wait_for_change) and sets `stopping`; `mutex`
+// guards every field but `thread`, which only the store's caller starts and joins.
 struct LeaseFollower {
-    std::mutex mutex;
-    std::condition_variable cv;
-    std::string resume;                            // where the next watch starts ("": list first)
-    std::string position;                          // the newest resourceVersion delivered
-    std::map<std::string, nlohmann::json> leases;  // by name, as of `position`
-    bool synced = false;                           // listed at least once
-    bool ended = false;                            // the thread stopped: `status` says why
-    Status status;
-    bool stopping = false;
-    int watches = 0;
-    int lists = 0;
+    Mutex mutex;
+    CondVar cv;  // the cache changed, the thread ended, or stopping was set
+    std::string resume GUARDED_BY(mutex);    // where the next watch starts ("": list first)
+    std::string position GUARDED_BY(mutex);  // the newest resourceVersion delivered
+    std::map<std::string, nlohmann::json> leases GUARDED_BY(mutex);  // by name, at `position`
+    bool synced GUARDED_BY(mutex) = false;                           // listed at least once
+    bool ended GUARDED_BY(mutex) = false;  // the thread stopped: `status` says why
+    Status status GUARDED_BY(mutex);
+    bool stopping GUARDED_BY(mutex) = false;
+    int watches GUARDED_BY(mutex) = 0;
+    int lists GUARDED_BY(mutex) = 0;
     std::thread thread;
 };
 
@@ -95,9 +97,14 @@ class KubernetesLeaseStore : public LockStore {
 
     std::shared_ptr<kube::KubeApi> m_api;
     std::string m_namespace;
-    std::mutex m_mutex;
-    std::map<std::string, nlohmann::json> m_seen;  // lock -> Lease last read or written
-    std::map<std::string, std::string> m_known;    // lock -> newest version we wrote or read
+    // Threads: in the product each thread that acts on a lock has a store of its own (the
+    // heartbeat's is separate); m_mutex guards what a shared one's callers would both
+    // touch. Each follower runs a thread of its own (see LeaseFollower).
+    Mutex m_mutex;
+    // lock -> Lease last read or written
+    std::map<std::string, nlohmann::json> m_seen GUARDED_BY(m_mutex);
+    // lock -> newest version we wrote or read
+    std::map<std::string, std::string> m_known GUARDED_BY(m_mutex);
     // lock -> its watch; only the thread that calls wait_for_change touches the map.
     std::map<std::string, std::unique_ptr<LeaseFollower>> m_followers;
 };

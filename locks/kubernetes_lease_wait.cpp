@@ -38,7 +38,7 @@ bool newer(const std::string& delivered, const std::string& known) {
 
 KubernetesLeaseStore::~KubernetesLeaseStore() {
     for (auto& [name, follower] : m_followers) {
-        std::lock_guard lock(follower->mutex);
+        MutexLock lock(follower->mutex);
         follower->stopping = true;
         follower->cv.notify_all();
     }
@@ -55,7 +55,7 @@ KubernetesLeaseStore::~KubernetesLeaseStore() {
 int KubernetesLeaseStore::watches_opened() const {
     int total = 0;
     for (const auto& [name, follower] : m_followers) {
-        std::lock_guard lock(follower->mutex);
+        MutexLock lock(follower->mutex);
         total += follower->watches;
     }
     return total;
@@ -71,7 +71,7 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
     for (;;) {
         std::string resume;
         {
-            std::lock_guard lock(f.mutex);
+            MutexLock lock(f.mutex);
             if (f.stopping) {
                 break;
             }
@@ -85,7 +85,7 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
                 end = listed.status();
                 break;
             }
-            std::lock_guard lock(f.mutex);
+            MutexLock lock(f.mutex);
             ++f.lists;
             f.leases.clear();
             for (const auto& item : listed->items) {
@@ -102,12 +102,12 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
         options.timeout_seconds = static_cast<int>(300 + 300 * random.uniform());
         options.resource_version = resume;
         {
-            std::lock_guard lock(f.mutex);
+            MutexLock lock(f.mutex);
             ++f.watches;
         }
         int delivered = 0;
         end = m_api->watch(kube::leases(m_namespace), options, [&](const kube::WatchEvent& e) {
-            std::lock_guard lock(f.mutex);
+            MutexLock lock(f.mutex);
             ++delivered;
             std::string rv = kube::resource_version_of(e.object);
             if (!rv.empty()) {
@@ -122,7 +122,7 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
             return f.stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
         });
         if (end.code() == Code::gone) {
-            std::lock_guard lock(f.mutex);
+            MutexLock lock(f.mutex);
             f.resume.clear();  // compacted: list again
             continue;
         }
@@ -130,11 +130,12 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
             break;
         }
         if (delivered == 0) {  // a server that ends watches at once is not asked in a loop
-            std::unique_lock lock(f.mutex);
-            f.cv.wait_for(lock, std::chrono::seconds(1), [&] { return f.stopping; });
+            MutexLock lock(f.mutex);
+            f.cv.wait_for(lock, std::chrono::seconds(1),
+                          [&]() REQUIRES(f.mutex) { return f.stopping; });
         }
     }
-    std::lock_guard lock(f.mutex);
+    MutexLock lock(f.mutex);
     f.ended = true;
     f.status = end;
     f.cv.notify_all();
@@ -143,11 +144,14 @@ void KubernetesLeaseStore::follow(LeaseFollower& f, const std::string& name) {
 LeaseFollower& KubernetesLeaseStore::follower(const std::string& name) {
     auto& slot = m_followers[name];
     if (slot) {
-        std::unique_lock lock(slot->mutex);
-        if (!slot->ended) {
+        bool ended = false;
+        {
+            MutexLock lock(slot->mutex);
+            ended = slot->ended;
+        }
+        if (!ended) {
             return *slot;
         }
-        lock.unlock();
         slot->thread.join();
     }
     slot = std::make_unique<LeaseFollower>();
@@ -166,12 +170,12 @@ std::optional<std::pair<std::optional<json>, kube::ObjectList>> KubernetesLeaseS
     }
     std::string floor;
     {
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         floor = m_known[name];
     }
     LeaseFollower& f = *it->second;
-    std::unique_lock lock(f.mutex);
-    auto caught_up = [&] {
+    MutexLock lock(f.mutex);
+    auto caught_up = [&]() REQUIRES(f.mutex) {
         return f.ended || (f.synced && (floor.empty() || !newer(floor, f.position)));
     };
     if (!f.cv.wait_for(lock, std::chrono::seconds(2), caught_up) || f.ended) {
@@ -201,15 +205,15 @@ Result<WaitEnd> KubernetesLeaseStore::wait_for_change(const std::string& name,
     TRY(check_lock_name(name));
     LeaseFollower& f = follower(name);
     const auto until = std::chrono::steady_clock::now() + max_wait;
-    std::unique_lock lock(f.mutex);
-    auto changed = [&] {
+    MutexLock lock(f.mutex);
+    auto changed = [&]() REQUIRES(f.mutex) {
         return f.synced && !f.position.empty() && (version.empty() || newer(f.position, version));
     };
     while (!f.ended && !changed()) {
         if (std::chrono::steady_clock::now() >= until || (interrupted && interrupted())) {
             return WaitEnd::timed_out;
         }
-        f.cv.wait_for(lock, std::chrono::milliseconds(100));
+        f.cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
     }
     if (changed()) {
         return WaitEnd::changed;
