@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "locks/record_json.h"
+#include "runner/base/files.h"
 #include "runner/base/utf8.h"
 
 namespace envgate::locks {
@@ -65,21 +66,6 @@ class TempFile {
   private:
     std::string m_path;
 };
-
-Status write_all(int fd, const std::string& data, const std::string& path) {
-    std::size_t done = 0;
-    while (done < data.size()) {
-        ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return io_error("cannot write", path);
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return Status::ok();
-}
 
 Status lock_exclusive(int fd, const std::string& path) {
     while (::flock(fd, LOCK_EX) != 0) {

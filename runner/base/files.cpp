@@ -21,6 +21,8 @@ Status errno_status(const std::string& what, const std::string& path) {
     return Status(Code::io, what + " " + path + ": " + std::strerror(errno));
 }
 
+}  // namespace
+
 Status write_all(int fd, const std::string& content, const std::string& path) {
     size_t done = 0;
     while (done < content.size()) {
@@ -35,8 +37,6 @@ Status write_all(int fd, const std::string& content, const std::string& path) {
     }
     return Status::ok();
 }
-
-}  // namespace
 
 Result<std::string> read_file(const std::string& path) {
     if (path == "-") {
