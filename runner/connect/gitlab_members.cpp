@@ -15,6 +15,7 @@
 #include <Poco/URI.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/base/http_status.h"
 #include "runner/base/secrets.h"
 
 namespace envgate {
@@ -24,19 +25,6 @@ using nlohmann::json;
 
 bool is_loopback(const std::string& host) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1";
-}
-
-Code code_for_status(int status) {
-    switch (status) {
-        case 401:
-            return Code::unauthorized;
-        case 403:
-            return Code::forbidden;
-        case 404:
-            return Code::not_found;
-        default:
-            return status == 429 || status >= 500 ? Code::transient : Code::failed;
-    }
 }
 
 // GitLab's own words ({"message": "401 Unauthorized"}) when they add to the status line.
@@ -84,8 +72,9 @@ class GitLabMembers : public GroupMembers {
         TRY_ASSIGN(Reply reply, get(m_prefix + "/oauth/discovery/keys", nullptr, ""));
         if (reply.status != 200) {
             const std::string status_line = std::to_string(reply.status) + " " + reply.reason;
-            return Status(code_for_status(reply.status), reply.request + ": " + status_line +
-                                                             body_message(reply.body, status_line));
+            return Status(
+                code_for_http_status(reply.status),
+                reply.request + ": " + status_line + body_message(reply.body, status_line));
         }
         return reply.body;
     }
@@ -190,7 +179,7 @@ Result<bool> membership_from_reply(int status, const std::string& reason, const 
         return false;
     }
     if (status != 200) {
-        return Status(code_for_status(status), request + ": " + status_line + said);
+        return Status(code_for_http_status(status), request + ": " + status_line + said);
     }
     json member = json::parse(body, nullptr, false);
     if (!member.is_object()) {
@@ -210,7 +199,7 @@ Result<JobUser> job_user_from_reply(int status, const std::string& reason, const
     const std::string status_line = std::to_string(status) + " " + reason;
     if (status != 200) {
         return Status(
-            code_for_status(status),
+            code_for_http_status(status),
             request + ": " + status_line + replace_secret(body_message(body, status_line), secret));
     }
     json job = json::parse(body, nullptr, false);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/base/http_status.h"
 #include "runner/base/secrets.h"
 
 namespace envgate::kube {
@@ -41,26 +42,15 @@ Code code_for_http(int http_status, std::string_view reason) {
         case 400:
         case 422:
             return Code::invalid;
-        case 401:
-            return Code::unauthorized;
-        case 403:
-            return Code::forbidden;
-        case 404:
-            return Code::not_found;
+        case 408:
+            return Code::transient;
         case 409:
             return reason == "AlreadyExists" ? Code::already_exists : Code::conflict;
         case 410:
             return Code::gone;
-        case 408:
-        case 429:
-            return Code::transient;
         default:
-            break;
+            return code_for_http_status(http_status);
     }
-    if (http_status >= 500) {
-        return Code::transient;
-    }
-    return Code::failed;
 }
 
 Status status_from_response(std::string_view method, std::string_view what, int http_status,

@@ -13,8 +13,9 @@
 
 namespace envgate::kube {
 
-// The Code for an HTTP status and a metav1.Status `reason` (409 is Conflict or
-// AlreadyExists by reason; 429 and 5xx are transient).
+// The Code for an HTTP status and a metav1.Status `reason`: 400 and 422 are invalid,
+// 408 transient, 409 Conflict or AlreadyExists by reason, 410 gone; the rest as
+// code_for_http_status (runner/base/http_status.h) says.
 Code code_for_http(int http_status, std::string_view reason);
 
 // The Status for a failed request `method` on `what` (ResourceRef::describe()), from the
