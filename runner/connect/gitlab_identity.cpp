@@ -5,15 +5,12 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
-#include <Poco/Base64Decoder.h>
-#include <Poco/Exception.h>
-
 #include <algorithm>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
+
+#include "runner/base/base64.h"
 
 namespace envgate {
 namespace {
@@ -192,7 +189,7 @@ IdTokenClaims claims_of(const json& j) {
 
 std::optional<std::string> base64url_decode(const std::string& text) {
     // The URL alphabet without padding (RFC 7515 section 2) back to Base64's, decoded by
-    // Poco, which refuses any other character.
+    // decode_base64 (Poco's decoder, which refuses any other character).
     std::string in = text;
     while (!in.empty() && in.back() == '=') {
         in.pop_back();
@@ -203,15 +200,7 @@ std::optional<std::string> base64url_decode(const std::string& text) {
     std::replace(in.begin(), in.end(), '-', '+');
     std::replace(in.begin(), in.end(), '_', '/');
     in.append((4 - in.size() % 4) % 4, '=');
-    try {
-        std::istringstream encoded(in);
-        Poco::Base64Decoder decoder(encoded);
-        std::string out((std::istreambuf_iterator<char>(decoder)),
-                        std::istreambuf_iterator<char>());
-        return out;
-    } catch (const Poco::Exception&) {
-        return std::nullopt;
-    }
+    return decode_base64(in);
 }
 
 Result<IdTokenClaims> verify_id_token(const std::string& jwt, const std::string& jwks,

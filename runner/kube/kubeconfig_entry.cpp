@@ -4,11 +4,11 @@
 #include <fstream>
 #include <sstream>
 
-#include <Poco/Base64Decoder.h>
 #include <Poco/Exception.h>
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
+#include "runner/base/base64.h"
 #include "runner/base/yaml_json.h"
 
 namespace envgate::kube::kubeconfig_detail {
@@ -52,15 +52,11 @@ namespace {
 
 Result<std::string> base64_field(const std::string& encoded, const Entry& entry,
                                  const std::string& field) {
-    try {
-        std::istringstream in(encoded);
-        Poco::Base64Decoder decoder(in);
-        std::string decoded((std::istreambuf_iterator<char>(decoder)),
-                            std::istreambuf_iterator<char>());
-        return decoded;
-    } catch (const std::exception&) {
+    std::optional<std::string> decoded = decode_base64(encoded);
+    if (!decoded) {
         return invalid(entry.file, entry.field + "." + field, "is not valid base64");
     }
+    return *decoded;
 }
 
 }  // namespace
