@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "gates/counting.h"
+#include "gates/shell_quote.h"
 
 namespace envgate::gates {
 namespace {
@@ -237,17 +238,7 @@ std::string restart_text(const Failure& f) {
 }  // namespace
 
 std::string shell_quote(std::string_view text) {
-    bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) {
-        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
-    });
-    if (plain) {
-        return std::string(text);
-    }
-    std::string out = "'";
-    for (char ch : text) {
-        out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    }
-    return out + "'";
+    return quote_for_shell(text, "abcdefghijklmnopqrstuvwxyz0123456789.-");
 }
 
 namespace {

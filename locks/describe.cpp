@@ -2,21 +2,14 @@
 
 #include <algorithm>
 
+#include "gates/shell_quote.h"
+
 namespace envgate::locks {
 
 std::string shell_quote(const std::string& text) {
-    bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) ||
-               std::string("@%+=:,./_-#").find(c) != std::string::npos;
-    });
-    if (plain) {
-        return text;
-    }
-    std::string out = "'";
-    for (char c : text) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
+    return quote_for_shell(text,
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                           "@%+=:,./_-#");
 }
 
 std::string unlock_command(const LockRecord& r) {

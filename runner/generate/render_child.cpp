@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gates/shell_quote.h"
 #include "runner/config/config_ci.h"
 #include "runner/generate/plain_scalar.h"
 
@@ -366,16 +367,8 @@ void emit_header(YAML::Emitter& out, const Plan& plan) {
 }  // namespace
 
 std::string shell_quote(const std::string& word) {
-    const std::string safe =
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-";
-    if (!word.empty() && word.find_first_not_of(safe) == std::string::npos) {
-        return word;
-    }
-    std::string out = "'";
-    for (char c : word) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
+    return quote_for_shell(
+        word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-");
 }
 
 std::string render_child_pipeline(const Plan& plan) {
