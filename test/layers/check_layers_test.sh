@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Given a copy of the product sources, scripts/check-layers passes; then each planted
 # violation (a back arrow, a command including a command, an old forwarded path, a
-# second Status -> exit code mapping, a second masker, a second atomic write) makes it
+# second Status -> exit code mapping, a second masker, a second atomic write, a second
+# HTTP status table, base64 decoder or shell quoting) makes it
 # fail, naming the file and the rule. Usage: check_layers_test.sh REPO_ROOT
 set -euo pipefail
 repo=$1
@@ -49,6 +50,11 @@ plant runner/cmd_lint.cpp 'int f(Code c) { switch (c) { case Code::invalid: retu
 plant runner/connect/gitlab_members.cpp 'const std::string mask = "[MASKED]";' "masker"
 plant runner/kube/errors.cpp 'auto at = text.find(secret);' "masker"
 plant runner/report/write_reports.cpp 'int g() { return ::rename("a", "b"); }' "atomic-write"
+plant runner/connect/gitlab_members.cpp 'Code h(int s) { switch (s) { case 404: return Code::not_found; } return Code::failed; }' \
+  "http-status"
+plant runner/kube/kubeconfig_entry.cpp 'Poco::Base64Decoder* d = nullptr;' "base64"
+plant runner/generate/render_child.cpp "std::string q(char c) { return c == '\\'' ? \"'\\\\''\" : \"\"; }" \
+  "shell-quote"
 
 [ "$failures" = 0 ] || { echo "$failures planted violation(s) not caught"; exit 1; }
 echo "every planted violation was caught"
