@@ -32,6 +32,16 @@ TimePoint ahead(TimePoint t, TimePoint now, TimePoint later) {
     return t > now ? std::min(t, later) : later;
 }
 
+// What acquire and renew both ask for: `who`, in `spec`'s step, for its lease.
+Request holder_request(Op op, const LockSpec& spec, const Holder& who) {
+    Request rq;
+    rq.op = op;
+    rq.who = who;
+    rq.step = spec.step;
+    rq.lease_duration = spec.lease_duration;
+    return rq;
+}
+
 }  // namespace
 
 LockManager::LockManager(LockStore& store, Clock& clock, std::ostream& log,
@@ -163,11 +173,7 @@ Result<Decision> LockManager::apply(const std::string& name, const Request& requ
 }
 
 Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& who) {
-    Request rq;
-    rq.op = Op::acquire;
-    rq.who = who;
-    rq.step = spec.step;
-    rq.lease_duration = spec.lease_duration;
+    Request rq = holder_request(Op::acquire, spec, who);
     rq.waiter_ttl = spec.waiter_ttl;
     rq.on_failure = spec.on_failure;
     rq.order = spec.order;
@@ -361,12 +367,7 @@ AcquireResult LockManager::give_up(const LockSpec& spec, const Holder& who, Acqu
 }
 
 Result<Decision> LockManager::renew(const LockSpec& spec, const Holder& who) {
-    Request rq;
-    rq.op = Op::renew;
-    rq.who = who;
-    rq.step = spec.step;
-    rq.lease_duration = spec.lease_duration;
-    return apply(spec.name, rq);
+    return apply(spec.name, holder_request(Op::renew, spec, who));
 }
 
 Result<Decision> LockManager::release(const std::string& name, const Holder& who) {
