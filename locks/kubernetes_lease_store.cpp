@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <string_view>
 
 #include "locks/record_json.h"
 #include "runner/base/utf8.h"
@@ -124,24 +125,21 @@ struct EventKind {
     std::string reason;
 };
 
+// The Event of each transition the lock makes, by the word the policy gives it.
+struct NamedEventKind {
+    std::string_view what;
+    EventKind kind;
+};
+const NamedEventKind k_event_kinds[] = {
+    {"acquire", {"Normal", "Acquired"}}, {"takeover", {"Normal", "TakenOver"}},
+    {"release", {"Normal", "Released"}}, {"unlock", {"Normal", "Unlocked"}},
+    {"fail", {"Warning", "Failed"}},     {"vanished", {"Warning", "HolderVanished"}}};
+
 EventKind event_kind(const std::string& what) {
-    if (what == "acquire") {
-        return {"Normal", "Acquired"};
-    }
-    if (what == "takeover") {
-        return {"Normal", "TakenOver"};
-    }
-    if (what == "release") {
-        return {"Normal", "Released"};
-    }
-    if (what == "unlock") {
-        return {"Normal", "Unlocked"};
-    }
-    if (what == "fail") {
-        return {"Warning", "Failed"};
-    }
-    if (what == "vanished") {
-        return {"Warning", "HolderVanished"};
+    for (const NamedEventKind& named : k_event_kinds) {
+        if (named.what == what) {
+            return named.kind;
+        }
     }
     std::string reason = what;
     if (!reason.empty()) {
