@@ -1,5 +1,6 @@
 #include "gates/time.h"
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 
@@ -115,6 +116,26 @@ std::string format_with(TimePoint t, bool micro) {
     return out + "Z";
 }
 
+struct DurationUnit {
+    std::string_view suffix;
+    double microseconds;
+};
+
+// The units parse_duration reads, in microseconds; "ms" comes before "m" so that the
+// longer suffix wins.
+constexpr std::array<DurationUnit, 5> k_duration_units = {
+    {{"ms", 1e3}, {"s", 1e6}, {"m", 60e6}, {"h", 3600e6}, {"d", 86400e6}}};
+
+// The unit `s` starts with, or null.
+const DurationUnit* unit_at(std::string_view s) {
+    for (const DurationUnit& unit : k_duration_units) {
+        if (s.starts_with(unit.suffix)) {
+            return &unit;
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 std::string format_rfc3339(TimePoint t) {
@@ -150,26 +171,12 @@ std::optional<Duration> parse_duration(std::string_view s) {
             return std::nullopt;
         }
         s.remove_prefix(static_cast<size_t>(p - s.data()));
-        double unit_us = 0;
-        if (s.starts_with("ms")) {
-            unit_us = 1e3;
-            s.remove_prefix(2);
-        } else if (s.starts_with("s")) {
-            unit_us = 1e6;
-            s.remove_prefix(1);
-        } else if (s.starts_with("m")) {
-            unit_us = 60e6;
-            s.remove_prefix(1);
-        } else if (s.starts_with("h")) {
-            unit_us = 3600e6;
-            s.remove_prefix(1);
-        } else if (s.starts_with("d")) {
-            unit_us = 86400e6;
-            s.remove_prefix(1);
-        } else {
+        const DurationUnit* unit = unit_at(s);
+        if (unit == nullptr) {
             return std::nullopt;
         }
-        double us = v * unit_us;
+        s.remove_prefix(unit->suffix.size());
+        double us = v * unit->microseconds;
         if (us >= static_cast<double>(Duration::max().count() - total.count())) {
             return Duration::max();  // saturated, never wrapped
         }
