@@ -41,35 +41,28 @@ Status read_conditions(const json& obj, const std::string& path, std::vector<Con
 
 Status read_state(const json& obj, std::string_view key, const std::string& path,
                   ContainerState& s) {
-    const json* j = field(obj, key);
-    if (j == nullptr) {
-        return Status::ok();
-    }
-    std::string p = child(path, key);
-    TRY(expect_object(*j, p));
-    if (const json* w = field(*j, "waiting")) {
-        std::string wp = child(p, "waiting");
-        TRY(expect_object(*w, wp));
-        ContainerWaiting waiting;
-        TRY(read_string(*w, "reason", wp, waiting.reason));
-        TRY(read_string(*w, "message", wp, waiting.message));
-        s.waiting = waiting;
-    }
-    if (const json* r = field(*j, "running")) {
-        TRY(expect_object(*r, child(p, "running")));
-        s.running = true;
-    }
-    if (const json* t = field(*j, "terminated")) {
-        std::string tp = child(p, "terminated");
-        TRY(expect_object(*t, tp));
-        ContainerTerminated term;
-        TRY(read_int(*t, "exitCode", tp, term.exit_code));
-        TRY(read_string(*t, "reason", tp, term.reason));
-        TRY(read_string(*t, "message", tp, term.message));
-        TRY(read_time(*t, "finishedAt", tp, term.finished_at));
-        s.terminated = term;
-    }
-    return Status::ok();
+    return read_object(obj, key, path, [&](const json& j, const std::string& p) {
+        TRY(read_object(j, "waiting", p, [&](const json& w, const std::string& wp) {
+            ContainerWaiting waiting;
+            TRY(read_string(w, "reason", wp, waiting.reason));
+            TRY(read_string(w, "message", wp, waiting.message));
+            s.waiting = waiting;
+            return Status::ok();
+        }));
+        TRY(read_object(j, "running", p, [&](const json&, const std::string&) {
+            s.running = true;
+            return Status::ok();
+        }));
+        return read_object(j, "terminated", p, [&](const json& t, const std::string& tp) {
+            ContainerTerminated term;
+            TRY(read_int(t, "exitCode", tp, term.exit_code));
+            TRY(read_string(t, "reason", tp, term.reason));
+            TRY(read_string(t, "message", tp, term.message));
+            TRY(read_time(t, "finishedAt", tp, term.finished_at));
+            s.terminated = term;
+            return Status::ok();
+        });
+    });
 }
 
 Status read_container_statuses(const json& obj, std::string_view key, const std::string& path,
@@ -128,30 +121,25 @@ Status read_index_annotations(const json& meta, const std::string& p, Pod& pod) 
 
 Status read_pod(const json& j, const std::string& path, Pod& pod) {
     TRY(expect_object(j, path));
-    if (const json* meta = field(j, "metadata")) {
-        std::string p = child(path, "metadata");
-        TRY(expect_object(*meta, p));
-        TRY(read_string(*meta, "name", p, pod.name));
-        TRY(read_string(*meta, "namespace", p, pod.namespace_));
-        TRY(read_string(*meta, "uid", p, pod.uid));
-        TRY(read_string_map(*meta, "labels", p, pod.labels));
-        TRY(read_string_list(*meta, "finalizers", p, pod.finalizers));
-        TRY(read_time(*meta, "deletionTimestamp", p, pod.deletion_timestamp));
-        TRY(read_count(*meta, "deletionGracePeriodSeconds", p, pod.deletion_grace_period_seconds));
-        TRY(read_owner(*meta, p, pod.owner_uid));
-        TRY(read_index_annotations(*meta, p, pod));
-    }
-    if (const json* st = field(j, "status")) {
-        std::string p = child(path, "status");
-        TRY(expect_object(*st, p));
-        TRY(read_string(*st, "phase", p, pod.phase));
-        TRY(read_string(*st, "reason", p, pod.reason));
-        TRY(read_string(*st, "message", p, pod.message));
-        TRY(read_conditions(*st, p, pod.conditions));
-        TRY(read_container_statuses(*st, "initContainerStatuses", p, pod.init_containers));
-        TRY(read_container_statuses(*st, "containerStatuses", p, pod.containers));
-    }
-    return Status::ok();
+    TRY(read_object(j, "metadata", path, [&](const json& meta, const std::string& p) {
+        TRY(read_string(meta, "name", p, pod.name));
+        TRY(read_string(meta, "namespace", p, pod.namespace_));
+        TRY(read_string(meta, "uid", p, pod.uid));
+        TRY(read_string_map(meta, "labels", p, pod.labels));
+        TRY(read_string_list(meta, "finalizers", p, pod.finalizers));
+        TRY(read_time(meta, "deletionTimestamp", p, pod.deletion_timestamp));
+        TRY(read_count(meta, "deletionGracePeriodSeconds", p, pod.deletion_grace_period_seconds));
+        TRY(read_owner(meta, p, pod.owner_uid));
+        return read_index_annotations(meta, p, pod);
+    }));
+    return read_object(j, "status", path, [&](const json& st, const std::string& p) {
+        TRY(read_string(st, "phase", p, pod.phase));
+        TRY(read_string(st, "reason", p, pod.reason));
+        TRY(read_string(st, "message", p, pod.message));
+        TRY(read_conditions(st, p, pod.conditions));
+        TRY(read_container_statuses(st, "initContainerStatuses", p, pod.init_containers));
+        return read_container_statuses(st, "containerStatuses", p, pod.containers);
+    });
 }
 
 Status read_exit_rule(const json& j, const std::string& p, ExitCodeRule& rule) {
@@ -198,31 +186,23 @@ Status read_job_spec(const json& spec, const std::string& p, Job& job) {
     TRY(read_count(spec, "maxFailedIndexes", p, job.max_failed_indexes));
     TRY(read_count(spec, "activeDeadlineSeconds", p, job.active_deadline_seconds));
     TRY(read_count(spec, "ttlSecondsAfterFinished", p, job.ttl_seconds_after_finished));
-    if (const json* sel = field(spec, "selector")) {
-        TRY(expect_object(*sel, child(p, "selector")));
-        TRY(read_string_map(*sel, "matchLabels", child(p, "selector"), job.selector));
-    }
-    if (const json* tmpl = field(spec, "template")) {
-        std::string tp = child(p, "template");
-        TRY(expect_object(*tmpl, tp));
-        if (const json* ps = field(*tmpl, "spec")) {
-            TRY(expect_object(*ps, child(tp, "spec")));
-            TRY(read_string(*ps, "restartPolicy", child(tp, "spec"), job.restart_policy));
-        }
-    }
-    if (const json* pfp = field(spec, "podFailurePolicy")) {
-        std::string pp = child(p, "podFailurePolicy");
-        TRY(expect_object(*pfp, pp));
+    TRY(read_object(spec, "selector", p, [&](const json& sel, const std::string& sp) {
+        return read_string_map(sel, "matchLabels", sp, job.selector);
+    }));
+    TRY(read_object(spec, "template", p, [&](const json& tmpl, const std::string& tp) {
+        return read_object(tmpl, "spec", tp, [&](const json& ps, const std::string& psp) {
+            return read_string(ps, "restartPolicy", psp, job.restart_policy);
+        });
+    }));
+    return read_object(spec, "podFailurePolicy", p, [&](const json& pfp, const std::string& pp) {
         job.pod_failure_policy.emplace();
-        Status s = read_array(*pfp, "rules", pp, [&](const json& item, const std::string& ip) {
+        return read_array(pfp, "rules", pp, [&](const json& item, const std::string& ip) {
             PodFailureRule rule;
             TRY(read_failure_rule(item, ip, rule));
             job.pod_failure_policy->push_back(std::move(rule));
             return Status::ok();
         });
-        TRY(s);
-    }
-    return Status::ok();
+    });
 }
 
 Status read_job_status(const json& st, const std::string& p, Job& job) {
@@ -233,24 +213,20 @@ Status read_job_status(const json& st, const std::string& p, Job& job) {
     TRY(read_count(st, "succeeded", p, job.succeeded));
     TRY(read_string(st, "failedIndexes", p, job.failed_indexes));
     TRY(read_time(st, "startTime", p, job.start_time));
-    if (const json* u = field(st, "uncountedTerminatedPods")) {
-        std::string up = child(p, "uncountedTerminatedPods");
-        TRY(expect_object(*u, up));
-        TRY(read_string_list(*u, "failed", up, job.uncounted_failed));
-    }
-    return Status::ok();
+    return read_object(st, "uncountedTerminatedPods", p, [&](const json& u, const std::string& up) {
+        return read_string_list(u, "failed", up, job.uncounted_failed);
+    });
 }
 
 Status read_job(const json& j, Job& job) {
     TRY(expect_object(j, ""));
     TRY(read_kind(j, "Job"));
-    if (const json* meta = field(j, "metadata")) {
-        TRY(expect_object(*meta, ".metadata"));
-        TRY(read_string(*meta, "name", ".metadata", job.name));
-        TRY(read_string(*meta, "namespace", ".metadata", job.namespace_));
-        TRY(read_string(*meta, "uid", ".metadata", job.uid));
-        TRY(read_string_map(*meta, "annotations", ".metadata", job.annotations));
-    }
+    TRY(read_object(j, "metadata", "", [&](const json& meta, const std::string& p) {
+        TRY(read_string(meta, "name", p, job.name));
+        TRY(read_string(meta, "namespace", p, job.namespace_));
+        TRY(read_string(meta, "uid", p, job.uid));
+        return read_string_map(meta, "annotations", p, job.annotations);
+    }));
     if (const json* spec = field(j, "spec")) {
         TRY(read_job_spec(*spec, ".spec", job));
     }

@@ -76,6 +76,27 @@ const json* field(const json& obj, std::string_view key) {
     return &*it;
 }
 
+namespace {
+
+// The reader of a field's plain form (read_string, read_int, ...).
+template <class T>
+using PlainReader = Status (*)(const json&, std::string_view, const std::string&, T&);
+
+// An optional field read with `read`: left unset when `key` is absent or null.
+template <class T>
+Status read_if_present(const json& obj, std::string_view key, const std::string& path,
+                       std::optional<T>& out, PlainReader<T> read) {
+    if (field(obj, key) == nullptr) {
+        return Status::ok();
+    }
+    T v{};
+    TRY(read(obj, key, path, v));
+    out = std::move(v);
+    return Status::ok();
+}
+
+}  // namespace
+
 Status read_string(const json& obj, std::string_view key, const std::string& path,
                    std::string& out) {
     const json* v = field(obj, key);
@@ -91,13 +112,7 @@ Status read_string(const json& obj, std::string_view key, const std::string& pat
 
 Status read_string(const json& obj, std::string_view key, const std::string& path,
                    std::optional<std::string>& out) {
-    if (field(obj, key) == nullptr) {
-        return Status::ok();
-    }
-    std::string s;
-    TRY(read_string(obj, key, path, s));
-    out = std::move(s);
-    return Status::ok();
+    return read_if_present<std::string>(obj, key, path, out, read_string);
 }
 
 Status read_int(const json& obj, std::string_view key, const std::string& path, int& out) {
@@ -111,13 +126,7 @@ Status read_int(const json& obj, std::string_view key, const std::string& path, 
 
 Status read_int(const json& obj, std::string_view key, const std::string& path,
                 std::optional<int>& out) {
-    if (field(obj, key) == nullptr) {
-        return Status::ok();
-    }
-    int v = 0;
-    TRY(read_int(obj, key, path, v));
-    out = v;
-    return Status::ok();
+    return read_if_present<int>(obj, key, path, out, read_int);
 }
 
 Status read_count(const json& obj, std::string_view key, const std::string& path, int& out) {
@@ -133,13 +142,7 @@ Status read_count(const json& obj, std::string_view key, const std::string& path
 
 Status read_count(const json& obj, std::string_view key, const std::string& path,
                   std::optional<int>& out) {
-    if (field(obj, key) == nullptr) {
-        return Status::ok();
-    }
-    int v = 0;
-    TRY(read_count(obj, key, path, v));
-    out = v;
-    return Status::ok();
+    return read_if_present<int>(obj, key, path, out, read_count);
 }
 
 Status read_bool(const json& obj, std::string_view key, const std::string& path, bool& out) {

@@ -46,22 +46,37 @@ Status read_string_map(const json& obj, std::string_view key, const std::string&
 Status read_string_list(const json& obj, std::string_view key, const std::string& path,
                         std::vector<std::string>& out);
 
+// Calls `read(value, value_path)` for the field `key` of `obj` when it is present;
+// an absent or null field calls nothing.
+template <typename F>
+Status read_present(const json& obj, std::string_view key, const std::string& path, F&& read) {
+    const json* value = field(obj, key);
+    return value == nullptr ? Status::ok() : read(*value, child(path, key));
+}
+
 // Calls `each(item, item_path)` for every element of the array `key`; stops at the
 // first error. An absent or null field is an empty array.
 template <typename F>
 Status read_array(const json& obj, std::string_view key, const std::string& path, F&& each) {
-    const json* a = field(obj, key);
-    if (a == nullptr) {
+    return read_present(obj, key, path, [&](const json& a, const std::string& p) {
+        if (!a.is_array()) {
+            return type_error(p, "an array", a);
+        }
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            TRY(each(a[i], element(p, i)));
+        }
         return Status::ok();
-    }
-    std::string p = child(path, key);
-    if (!a->is_array()) {
-        return type_error(p, "an array", *a);
-    }
-    for (std::size_t i = 0; i < a->size(); ++i) {
-        TRY(each((*a)[i], element(p, i)));
-    }
-    return Status::ok();
+    });
+}
+
+// Calls `each(object, object_path)` for the object `key` when it is present; a field
+// that is no object is a type_error. An absent or null field calls nothing.
+template <typename F>
+Status read_object(const json& obj, std::string_view key, const std::string& path, F&& each) {
+    return read_present(obj, key, path, [&](const json& o, const std::string& p) {
+        TRY(expect_object(o, p));
+        return each(o, p);
+    });
 }
 
 // Parses `text`, converting nlohmann's parse errors into a Status naming `source`.
