@@ -140,10 +140,7 @@ class ConfigParser {
             lock.store = static_cast<LockStoreKind>(*i);
         }
         if (auto n = node["path"]) {
-            auto s = m_f.read_string(n, field + ".path");
-            if (s && s->empty()) {
-                m_f.error(m_f.where(n), field + ".path", "must not be empty");
-            } else if (s) {
+            if (auto s = m_f.read_non_empty(n, field + ".path")) {
                 lock.path = resolve(*s);
                 std::error_code ec;  // a missing folder is made at the first write
                 if (fs::exists(lock.path, ec) && !fs::is_directory(lock.path, ec)) {
@@ -233,10 +230,7 @@ class ConfigParser {
                       "missing; set it here or in defaults.namespace");
         }
         if (auto n = node["kube_context"]) {
-            auto s = m_f.read_string(n, field + ".kube_context");
-            if (s && s->empty()) {
-                m_f.error(m_f.where(n), field + ".kube_context", "must not be empty");
-            } else if (s) {
+            if (auto s = m_f.read_non_empty(n, field + ".kube_context")) {
                 env.kube_context = *s;
             }
         }

@@ -51,10 +51,7 @@ void read_id_token(const YAML::Node& node, YamlFields& f, IdTokenSettings& out) 
         }
     }
     if (auto n = node["audience"]) {
-        auto s = f.read_string(n, field + ".audience");
-        if (s && s->empty()) {
-            f.error(f.where(n), field + ".audience", "must not be empty");
-        } else if (s) {
+        if (auto s = f.read_non_empty(n, field + ".audience")) {
             out.audience = *s;
         }
     } else {
@@ -129,12 +126,8 @@ void read_gitlab_section(const YAML::Node& node, const std::filesystem::path& di
                 "missing; write your GitLab's address, e.g. https://gitlab.example.com");
     }
     if (auto n = node["ca_file"]) {
-        auto s = f.read_string(n, "gitlab.ca_file");
-        if (s && s->empty()) {
-            f.error(f.where(n), "gitlab.ca_file",
-                    "must not be empty; leave it out for the "
-                    "system's CAs");
-        } else if (s) {
+        if (auto s = f.read_non_empty(n, "gitlab.ca_file",
+                                      "must not be empty; leave it out for the system's CAs")) {
             out.ca_file = resolve_config_path(dir, *s);
         }
     }

@@ -158,6 +158,17 @@ void YamlFields::check_keys(const YAML::Node& map, const std::string& field,
     }
 }
 
+std::optional<std::string> YamlFields::read_non_empty(const YAML::Node& node,
+                                                      const std::string& field,
+                                                      const std::string& if_empty) {
+    std::optional<std::string> s = read_string(node, field);
+    if (s && s->empty()) {
+        error(where(node), field, if_empty);
+        return std::nullopt;
+    }
+    return s;
+}
+
 std::optional<std::string> YamlFields::read_string(const YAML::Node& node,
                                                    const std::string& field) {
     if (!node.IsScalar()) {

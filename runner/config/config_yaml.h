@@ -53,6 +53,9 @@ class YamlFields {
     std::optional<std::string> read_string(const YAML::Node& node, const std::string& field);
     std::optional<std::vector<std::string>> read_string_list(const YAML::Node& node,
                                                              const std::string& field);
+    // A string that may not be empty: an empty one records `if_empty` as the error.
+    std::optional<std::string> read_non_empty(const YAML::Node& node, const std::string& field,
+                                              const std::string& if_empty = "must not be empty");
     std::optional<int> read_int(const YAML::Node& node, const std::string& field);
     // `min` is the smallest accepted value; the message names it.
     std::optional<Duration> read_duration(const YAML::Node& node, const std::string& field,
