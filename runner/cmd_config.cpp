@@ -47,8 +47,8 @@ void emit_lock(YAML::Emitter& y, const LockSettings& lock) {
     } else {
         y << YAML::Key << "namespace" << YAML::Value << lock.namespace_;
     }
-    y << YAML::Key << "on_failure" << YAML::Value << failure_policy_name(lock.on_failure);
-    y << YAML::Key << "order" << YAML::Value << queue_order_name(lock.order);
+    y << YAML::Key << "on_failure" << YAML::Value << locks::on_failure_name(lock.on_failure);
+    y << YAML::Key << "order" << YAML::Value << locks::order_name(lock.order);
     y << YAML::Key << "wait_timeout" << YAML::Value << short_duration(lock.wait_timeout);
     y << YAML::Key << "lease_duration" << YAML::Value << short_duration(lock.lease_duration);
     y << YAML::Key << "hold_for" << YAML::Value << short_duration(lock.hold_for);

@@ -36,8 +36,12 @@ const std::vector<std::string> k_environment_keys = {"name",  "namespace", "kube
                                                      "after", "lock",      "unlockers"};
 
 const std::vector<std::string> k_store_names = {"file", "kubernetes"};
-const std::vector<std::string> k_policy_names = {"hold", "release"};
-const std::vector<std::string> k_order_names = {"oldest_first", "newest_first", "unordered"};
+// In the order of the enums' values: a choice's index is the value.
+const std::vector<std::string> k_policy_names = {locks::on_failure_name(FailurePolicy::hold),
+                                                 locks::on_failure_name(FailurePolicy::release)};
+const std::vector<std::string> k_order_names = {locks::order_name(QueueOrder::oldest_first),
+                                                locks::order_name(QueueOrder::newest_first),
+                                                locks::order_name(QueueOrder::unordered)};
 
 // A Lease holds whole seconds; below a second renewing every third makes no sense.
 constexpr Duration k_min_lease = std::chrono::seconds(1);
@@ -269,14 +273,6 @@ namespace fs = std::filesystem;
 
 const char* lock_store_name(LockStoreKind kind) {
     return k_store_names[static_cast<size_t>(kind)].c_str();
-}
-
-const char* failure_policy_name(FailurePolicy policy) {
-    return k_policy_names[static_cast<size_t>(policy)].c_str();
-}
-
-const char* queue_order_name(QueueOrder order) {
-    return k_order_names[static_cast<size_t>(order)].c_str();
 }
 
 Result<Config> parse_config(const std::string& text, const std::string& path) {

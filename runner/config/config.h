@@ -21,10 +21,9 @@ enum class LockStoreKind { file, kubernetes };
 using FailurePolicy = locks::OnFailure;
 using QueueOrder = locks::QueueOrder;
 
-// The words envgate.yml uses for each value ("kubernetes", "hold", "oldest_first").
+// The word envgate.yml uses for each store ("file", "kubernetes"). The policy's and the
+// order's words are the lock model's: locks::on_failure_name, locks::order_name.
 const char* lock_store_name(LockStoreKind kind);
-const char* failure_policy_name(FailurePolicy policy);
-const char* queue_order_name(QueueOrder order);
 
 struct LockSettings {
     LockStoreKind store = LockStoreKind::file;
