@@ -52,15 +52,7 @@ std::string lock_label(const DashboardLock& l) {
     if (!l.error.empty()) {
         return "unknown";
     }
-    switch (l.lock.state) {
-        case locks::LockState::free:
-            return "free";
-        case locks::LockState::held:
-            return "held";
-        case locks::LockState::failed:
-            return "failed";
-    }
-    return "unknown";
+    return locks::state_name(l.lock.state);
 }
 
 std::string lock_sentence(const DashboardLock& l) {
