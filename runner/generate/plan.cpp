@@ -133,13 +133,7 @@ Result<Plan> make_plan(const Config& config, const PlanRequest& request) {
     }
     TRY_ASSIGN(std::vector<std::string> order, promotion_order(config));
     Plan plan;
-    plan.config_path = request.config_path;
-    plan.base = request.base;
-    plan.head = request.head;
-    plan.note = request.note;
-    plan.mode = request.mode;
-    plan.mode_reason = request.mode_reason;
-    plan.style = request.style;
+    static_cast<PlanHeader&>(plan) = request;
     PathIndex index(request.changed_paths);
     for (const auto& name : order) {
         if (!request.only.empty() && !contains(request.only, name)) {

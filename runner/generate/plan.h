@@ -50,7 +50,9 @@ struct PlannedStep {
     bool gate = false;  // each runs as `envgate run --only NAME`, which reads the config
 };
 
-struct Plan {
+// Where a plan comes from and how its jobs run: what the request asks and the plan
+// carries unchanged to the child pipeline (its header comment, its jobs' commands).
+struct PlanHeader {
     std::string config_path;  // as the generated jobs pass it to `--config`
     std::string base;         // the commit diffed from ("" when every environment)
     std::string head;
@@ -58,23 +60,19 @@ struct Plan {
     PipelineMode mode = PipelineMode::deploy;
     std::string mode_reason;  // why a pipeline that is no merge request's only diffs
     JobStyle style = JobStyle::split;
+};
+
+struct Plan : PlanHeader {
     std::vector<PlannedEnvironment> environments;  // promotion order; empty: no change
     std::optional<std::string> diff_step;          // envgate.yml `steps.diff`
     std::vector<PlannedStep> sequence;             // every other gate and step, in run order
     CiSettings ci;  // envgate.yml `ci:`: the child's `default:` and deployment tiers
 };
 
-struct PlanRequest {
+struct PlanRequest : PlanHeader {  // the header is copied to the Plan
     std::vector<std::string> changed_paths;
     bool all_environments = false;  // no usable base: every environment counts as changed
     std::vector<std::string> only;  // if not empty, keep only these environments
-    std::string config_path;        // copied to Plan::config_path
-    std::string base;
-    std::string head;
-    std::string note;
-    PipelineMode mode = PipelineMode::deploy;
-    std::string mode_reason;  // ModeChoice::why
-    JobStyle style = JobStyle::split;
 };
 
 // The names of every environment of `config`, each after those it lists in
