@@ -112,17 +112,8 @@ int run_fenced_gate(const GateOptions& o, Context& ctx) {
         return k_exit_usage;
     }
     RunOptions r;
-    r.environment = o.environment;
-    r.config = o.config;
-    r.report_dir = o.report_dir;
+    static_cast<UpgradeCommandOptions&>(r) = o;
     r.no_wait = true;
-    r.on_cancel = o.on_cancel;
-    r.kubeconfig = o.kubeconfig;
-    r.context = o.context;
-    r.namespace_ = o.namespace_;
-    r.poll_interval = o.poll_interval;
-    r.progress_interval = o.progress_interval;
-    r.output = o.output;
     r.only = o.gate;
     r.manifest = o.manifest;
     r.gate_timeout = o.timeout;

@@ -6,23 +6,14 @@
 #include <string>
 
 #include "runner/base/context.h"
+#include "runner/run/run.h"
 
 namespace envgate {
 
-struct GateOptions {
-    std::string environment;
+struct GateOptions : UpgradeCommandOptions {
     std::string gate;
     std::optional<std::string> manifest;  // default: the config's gates.<gate>.job
-    std::string config = "envgate.yml";
-    std::optional<std::string> namespace_;
     std::optional<std::string> timeout;
-    std::string poll_interval = "5s";
-    std::string progress_interval = "30s";
-    std::string on_cancel = "leave";
-    std::optional<std::string> kubeconfig;
-    std::optional<std::string> context;
-    std::string report_dir = "envgate-report";
-    std::string output = "text";  // json: the log on stderr, the run's report on stdout
 };
 
 int run_gate(const GateOptions& options, Context& ctx);
