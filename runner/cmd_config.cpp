@@ -245,9 +245,8 @@ nlohmann::json render_config_json(const Config& config) {
 }
 
 int run_config_check(const ConfigCheckOptions& options, Context& ctx) {
-    auto config = load_config(options.config_path);
+    auto config = load_config_or_say(options.config_path, ctx.err);
     if (!config) {
-        ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
     if (auto errors = manifest_namespace_errors(*config, ctx); !errors.empty()) {

@@ -137,9 +137,8 @@ std::vector<std::string> find_run_files(const std::string& dir) {
 }
 
 int run_dashboard(const DashboardOptions& o, Context& ctx) {
-    auto config = load_config(o.config_path);
+    auto config = load_config_or_say(o.config_path, ctx.err);
     if (!config) {
-        ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
     DashboardModel model;

@@ -102,9 +102,8 @@ std::string instance_name(Context& ctx) {
 // hold is lost and records a failure in the lock.
 int run_fenced_gate(const GateOptions& o, Context& ctx) {
     // Only a gate: run --only would also take a step's name (deploy, qa).
-    auto config = load_config(o.config);
+    auto config = load_config_or_say(o.config, ctx.err);
     if (!config) {
-        ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
     if (auto gate = resolve_gate(o.gate, &*config); !gate) {

@@ -26,9 +26,8 @@ int run_status(const StatusOptions& o, Context& ctx) {
         ctx.err << "envgate status: --textfile needs --output prometheus\n";
         return k_exit_usage;
     }
-    auto config = load_config(o.config_path);
-    if (!config.is_ok()) {
-        ctx.err << config.status().message() << "\n";
+    auto config = load_config_or_say(o.config_path, ctx.err);
+    if (!config) {
         return k_exit_usage;
     }
     auto budget = parse_bounded_duration("--timeout", o.timeout, std::chrono::milliseconds(100));

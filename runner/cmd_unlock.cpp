@@ -271,9 +271,8 @@ int run_unlock(const UnlockOptions& o, Context& ctx) {
         ctx.err << "envgate unlock: --output must be text or json\n";
         return k_exit_usage;
     }
-    auto config = load_config(o.config_path);
-    if (!config.is_ok()) {
-        ctx.err << config.status().message() << "\n";
+    auto config = load_config_or_say(o.config_path, ctx.err);
+    if (!config) {
         return k_exit_usage;
     }
     int exit = k_exit_usage;

@@ -334,4 +334,13 @@ Result<Config> load_config(const std::string& path) {
     return parse_config(text.str(), path);
 }
 
+std::optional<Config> load_config_or_say(const std::string& path, std::ostream& err) {
+    Result<Config> config = load_config(path);
+    if (!config.is_ok()) {
+        err << config.status().message() << "\n";
+        return std::nullopt;
+    }
+    return std::move(config.value());
+}
+
 }  // namespace envgate

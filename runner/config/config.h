@@ -3,6 +3,7 @@
 // (runner/config/config.cpp); every error names file:line:column and the field.
 #pragma once
 
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -131,6 +132,10 @@ struct Config {
 // names file:line:column and the field (`envgate.yml:14:9: environments[2].name: ...`),
 // one error per line, every error found (a missing file is `not_found`). Only reads.
 Result<Config> load_config(const std::string& path);
+
+// load_config for a command: a broken config's message goes to `err` (each command then
+// ends with k_exit_usage) and the result is nullopt.
+std::optional<Config> load_config_or_say(const std::string& path, std::ostream& err);
 
 // The same, from text (tests). `path` names the file in messages, and its directory
 // is where gate job manifests are looked up (they must exist).

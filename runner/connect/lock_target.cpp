@@ -69,9 +69,8 @@ void print_lock_result(Context& ctx, const LockTarget& t, const std::string& act
 
 std::optional<LockTarget> resolve_lock(const std::string& config_path, const std::string& name,
                                        Context& ctx, int& exit, const StoreOptions& store) {
-    auto config = load_config(config_path);
-    if (!config.is_ok()) {
-        ctx.err << config.status().message() << "\n";
+    auto config = load_config_or_say(config_path, ctx.err);
+    if (!config) {
         exit = k_exit_usage;
         return std::nullopt;
     }

@@ -56,9 +56,8 @@ int run_run(const RunOptions& o, Context& ctx) {
         ctx.err << "envgate run: " << own.message() << "\n";
         return k_exit_usage;
     }
-    auto config = load_config(o.config);
+    auto config = load_config_or_say(o.config, ctx.err);
     if (!config) {
-        ctx.err << config.status().message() << "\n";
         return k_exit_usage;
     }
     const Environment* env = config->find_environment(o.environment);
