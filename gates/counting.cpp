@@ -91,11 +91,11 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
 int count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
     // A pod that failed as a whole (evicted, node shutdown: phase Failed without being
     // restarted) is one failed pod; its last run ended with it and is not also a failed
-    // container run (the controller counts restarts of Pending/Running pods only). A run
-    // that failed on its own before a deletion stopped the pod is a failed run.
-    bool ended_with_pod =
-        stopped_by_deletion(pod, c) || (pod.phase == "Failed"sv && !pod.deletion_timestamp);
-    int runs = ended_with_pod ? c.restart_count : failed_runs(c);
+    // container run (the controller counts restarts of Pending/Running pods only). So is
+    // a run killed and not restarted, also while its pod still shows Running: the kubelet
+    // publishes an eviction's kill before the phase Failed. A run that failed on its own
+    // before a deletion stopped the pod is a failed run.
+    int runs = ended_with_pod(pod, c) ? c.restart_count : failed_runs(c);
     bool active = is_active_phase(pod);
     if (runs == 0 && !active) {
         return 0;  // nothing to remember, nothing to add
@@ -117,14 +117,23 @@ int count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::
     return runs;
 }
 
+bool per_index(const Job& job) {
+    return job.indexed && job.backoff_limit_per_index.has_value();
+}
+
 // backoffLimitPerIndex: a pod of index i carries the failures of i before it; a failed
-// one adds itself. Keeps the index with the most failures (the lowest on a tie).
+// one adds itself.
+int pod_index_failures(const Job& job, const Pod& pod) {
+    bool failed = is_pod_failed(job, pod) && !ignored_by_policy(job, pod);
+    return sat_add(pod.index_failure_count, failed ? 1 : 0);
+}
+
+// Keeps the index with the most failures (the lowest on a tie).
 void count_index(Attempts& a, const Job& job, const Pod& pod) {
-    if (!job.indexed || !job.backoff_limit_per_index || !pod.completion_index) {
+    if (!per_index(job) || !pod.completion_index) {
         return;
     }
-    bool failed = is_pod_failed(job, pod) && !ignored_by_policy(job, pod);
-    int failures = sat_add(pod.index_failure_count, failed ? 1 : 0);
+    int failures = pod_index_failures(job, pod);
     if (failures == 0) {
         return;
     }
@@ -205,12 +214,13 @@ std::optional<std::string> fail_job_message(const Job& job, const std::vector<co
     return std::nullopt;
 }
 
-int failed_index_count(const Job& job, const std::vector<const Pod*>& pods) {
-    if (!job.indexed || !job.backoff_limit_per_index) {
-        return 0;
-    }
-    std::vector<std::pair<long long, long long>> ranges;  // [first, last]
-    const std::string& text = job.failed_indexes.value_or("");
+namespace {
+
+using IndexRanges = std::vector<std::pair<long long, long long>>;  // [first, last]
+
+// status.failedIndexes ("1,3-5") as ranges; parts not in the API's form are left out.
+IndexRanges parse_index_ranges(const std::string& text) {
+    IndexRanges ranges;
     for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find(',', at);
         std::string part = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
@@ -226,26 +236,67 @@ int failed_index_count(const Job& job, const std::vector<const Pod*>& pods) {
             // not the API's form: counted from the pods alone
         }
     }
+    return ranges;
+}
+
+// The failed indexes of status.failedIndexes and those a failed pod takes past
+// backoffLimitPerIndex, increasing, overlapping and adjacent ranges merged.
+IndexRanges failed_index_ranges(const Job& job, const std::vector<const Pod*>& pods) {
+    IndexRanges ranges = parse_index_ranges(job.failed_indexes.value_or(""));
+    for (const Pod* pod : pods) {
+        if (pod->completion_index && is_pod_failed(job, *pod) && !ignored_by_policy(job, *pod) &&
+            sat_add(pod->index_failure_count, 1) > *job.backoff_limit_per_index) {
+            ranges.emplace_back(*pod->completion_index, *pod->completion_index);
+        }
+    }
+    std::sort(ranges.begin(), ranges.end());
+    IndexRanges merged;
+    for (const auto& r : ranges) {
+        if (!merged.empty() && r.first <= merged.back().second + 1) {
+            merged.back().second = std::max(merged.back().second, r.second);
+        } else {
+            merged.push_back(r);
+        }
+    }
+    return merged;
+}
+
+}  // namespace
+
+int failed_index_count(const Job& job, const std::vector<const Pod*>& pods) {
+    if (!per_index(job)) {
+        return 0;
+    }
     long long count = 0;
-    for (const auto& [first, last] : ranges) {
+    for (const auto& [first, last] : failed_index_ranges(job, pods)) {
         count += last - first + 1;
     }
-    std::vector<int> more;
-    for (const Pod* pod : pods) {
-        if (!pod->completion_index || !is_pod_failed(job, *pod) || ignored_by_policy(job, *pod) ||
-            sat_add(pod->index_failure_count, 1) <= *job.backoff_limit_per_index) {
-            continue;
-        }
-        const long long index = *pod->completion_index;
-        const bool listed = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
-            return index >= r.first && index <= r.second;
-        });
-        if (!listed && std::find(more.begin(), more.end(), index) == more.end()) {
-            more.push_back(*pod->completion_index);
+    return static_cast<int>(std::min<long long>(count, 2147483647LL));
+}
+
+std::string failed_indexes_text(const Job& job, const std::vector<const Pod*>& pods) {
+    const std::string& status = job.failed_indexes.value_or("");
+    if (!per_index(job)) {
+        return status;
+    }
+    std::string out;
+    for (const auto& [first, last] : failed_index_ranges(job, pods)) {
+        out += (out.empty() ? "" : ",") + std::to_string(first);
+        if (last > first) {
+            out += (last == first + 1 ? "," : "-") + std::to_string(last);
         }
     }
-    return static_cast<int>(
-        std::min<long long>(count + static_cast<long long>(more.size()), 2147483647LL));
+    return out.empty() ? status : out;
+}
+
+int index_failures(const Job& job, const std::vector<const Pod*>& pods, int index) {
+    int failures = 0;
+    for (const Pod* pod : pods) {
+        if (pod->completion_index == index) {
+            failures = std::max(failures, pod_index_failures(job, *pod));
+        }
+    }
+    return failures;
 }
 
 int backoff_limit(const Job& job) {
@@ -300,12 +351,20 @@ bool newest_run_failed(const ContainerStatus& c) {
     return c.state.waiting && c.last_state.terminated && c.last_state.terminated->exit_code != 0;
 }
 
-bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c) {
-    if (!pod.deletion_timestamp || !c.state.terminated) {
+bool killed_not_restarted(const ContainerStatus& c) {
+    if (!c.state.terminated) {
         return false;
     }
     const ContainerTerminated& t = *c.state.terminated;
     return (t.exit_code == 137 || t.exit_code == 143) && t.reason != "OOMKilled"sv;
+}
+
+bool ended_with_pod(const Pod& pod, const ContainerStatus& c) {
+    return killed_not_restarted(c) || (pod.phase == "Failed"sv && !pod.deletion_timestamp);
+}
+
+bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c) {
+    return pod.deletion_timestamp && killed_not_restarted(c);
 }
 
 int failed_runs(const ContainerStatus& c) {

@@ -68,10 +68,24 @@ bool is_pod_failed(const Job& job, const Pod& pod);
 int failed_runs(const ContainerStatus& c);
 bool newest_run_failed(const ContainerStatus& c);
 
-// True when `c`'s newest run was ended by the deletion of its pod: terminated with 137 or
-// 143 (SIGKILL, SIGTERM; not OOMKilled) on a pod with a deletionTimestamp. The kubelet
-// keeps such a pod Running until all its containers stopped; that run is the stop, not
-// a failed run (the Job controller no longer counts a terminating pod's restarts).
+// True when `c`'s newest run was killed and not restarted: terminated with 137 or 143
+// (SIGKILL, SIGTERM; not OOMKilled). That is how a pod's end (its eviction, deletion, a
+// node shutdown) ends its runs: the kubelet kills the containers first and publishes
+// the pod's terminal phase only once they stopped (its status manager holds the phase
+// back while containers may run), so a pass can see the kill before the pod's failure.
+// Such a run is part of that failure, not a failed run of its own; a kill the kubelet
+// restarts is one, counted by the restart (restartCount, as the Job controller does).
+bool killed_not_restarted(const ContainerStatus& c);
+
+// True when `c`'s newest run ended with its pod, as part of the pod's failure rather than
+// a failed run of its own: killed and not restarted, or any run of a pod Failed as a
+// whole (evicted, node shutdown; phase Failed, not deleted).
+bool ended_with_pod(const Pod& pod, const ContainerStatus& c);
+
+// True when `c`'s newest run was ended by the deletion of its pod: killed and not
+// restarted on a pod with a deletionTimestamp. The kubelet keeps such a pod Running
+// until all its containers stopped; that run is the stop, not a failed run (the Job
+// controller no longer counts a terminating pod's restarts).
 bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c);
 
 // The key under which GateMemory::failed_runs remembers a container.
@@ -82,6 +96,15 @@ std::string run_key(const Pod& pod, const ContainerStatus& c);
 // to backoffLimitPerIndex + 1 failures. The controller fails the Job
 // (MaxFailedIndexesExceeded) once this passes maxFailedIndexes.
 int failed_index_count(const Job& job, const std::vector<const Pod*>& pods);
+
+// The same failed indexes in the API's form of status.failedIndexes (increasing, three
+// or more consecutive ones as "first-last": "0,1", "3-5"), so that a line says them
+// alike before and after the controller writes them; empty when none.
+std::string failed_indexes_text(const Job& job, const std::vector<const Pod*>& pods);
+
+// backoffLimitPerIndex: the failures of index `index` the pods show (a pod carries those
+// of its index before it, a failed one adds itself), 0 when none.
+int index_failures(const Job& job, const std::vector<const Pod*>& pods, int index);
 
 struct Attempts {
     bool restarts_apply = false;  // restartPolicy OnFailure

@@ -100,6 +100,21 @@ const Pod* pod_named(const std::vector<const Pod*>& pods, const std::string& nam
     return nullptr;
 }
 
+// backoffLimitPerIndex: the counts describe the index of the last failure when it names
+// a pod of one, so that the line naming that pod counts its own index (another index may
+// be as near its limit: the one nearest, the lowest on a tie, named another pod's).
+void count_index_of(const Job& job, const std::vector<const Pod*>& pods,
+                    const std::optional<Failure>& last, Attempts& a) {
+    const Pod* pod = a.index && last ? pod_named(pods, last->pod) : nullptr;
+    if (pod == nullptr || !pod->completion_index) {
+        return;
+    }
+    if (int failures = index_failures(job, pods, *pod->completion_index); failures > 0) {
+        a.index = pod->completion_index;
+        a.index_failures = failures;
+    }
+}
+
 // Each new run's counts: the pass's with the runs after it taken away, so that the
 // lines count up one run at a time; a run of an index with its own limit
 // (backoffLimitPerIndex) is counted against that index's.
@@ -260,7 +275,7 @@ Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod
         // its container's status): the same run, said more fully.
         const Pod* pod = pod_named(p.pods, v.memory.last_failure->pod);
         if (pod != nullptr && is_pod_failed(job, *pod) && !v.memory.last_failure->exit_code) {
-            Failure fuller = pod_failure_of(*pod);
+            Failure fuller = pod_failure_of(*pod, container_runs(job));
             if (fuller.exit_code && fuller.reason == v.memory.last_failure->reason) {
                 v.memory.last_failure = fuller;
             }
@@ -271,6 +286,7 @@ Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod
         remember_failure(v.memory, newest_failure(job, p.pods, now, v.memory.failures_seen, &tied));
         remember_tied(v.memory, tied);
     }
+    count_index_of(job, p.pods, v.memory.last_failure, a);
     v.counts = make_counts(a, restarts, failed_pods, v.memory.last_failure);
     if (ending && p.ending.reason == "BackoffLimitExceeded"sv && !v.counts.index &&
         v.counts.left > 0) {

@@ -34,9 +34,10 @@ bool exit_code_trusted(const ContainerTerminated& t, bool pod_disrupted) {
 }
 
 // The newest failed run of a container: its current state, else its last state. A run
-// the pod's deletion stopped is not a failure: the one before it may be.
-const ContainerTerminated* failed_run(const Pod& pod, const ContainerStatus& c) {
-    if (c.state.terminated && c.state.terminated->exit_code != 0 && !stopped_by_deletion(pod, c)) {
+// killed and not restarted (its pod's deletion or eviction stopped it) is not a failure:
+// the one before it may be.
+const ContainerTerminated* failed_run(const ContainerStatus& c) {
+    if (c.state.terminated && c.state.terminated->exit_code != 0 && !killed_not_restarted(c)) {
         return &*c.state.terminated;
     }
     if (c.last_state.terminated && c.last_state.terminated->exit_code != 0) {
@@ -45,10 +46,14 @@ const ContainerTerminated* failed_run(const Pod& pod, const ContainerStatus& c) 
     return nullptr;
 }
 
-const ContainerStatus* first_failed_container(const Pod& pod) {
+// The first container whose newest run failed; with ContainerRuns::own, only one whose
+// run ended with the pod (the others' failed runs are runs of their own).
+const ContainerStatus* first_failed_container(const Pod& pod,
+                                              ContainerRuns runs = ContainerRuns::in_pod) {
     for (const auto* list : {&pod.containers, &pod.init_containers}) {
         for (const ContainerStatus& c : *list) {
-            if (c.state.terminated && c.state.terminated->exit_code != 0) {
+            if (c.state.terminated && c.state.terminated->exit_code != 0 &&
+                (runs == ContainerRuns::in_pod || ended_with_pod(pod, c))) {
                 return &c;
             }
         }
@@ -72,9 +77,9 @@ std::string_view pod_failure_reason(const Pod& pod, const Condition* disruption,
     return pod.deletion_timestamp ? "Deleted" : "Failed";
 }
 
-Failure pod_failure(const Pod& pod) {
+Failure pod_failure(const Pod& pod, ContainerRuns runs = ContainerRuns::in_pod) {
     const Condition* disruption = find_condition(pod.conditions, "DisruptionTarget");
-    const ContainerStatus* c = first_failed_container(pod);
+    const ContainerStatus* c = first_failed_container(pod, runs);
     Failure f;
     f.pod = pod.name;
     f.kind = FailureKind::pod;
@@ -102,12 +107,13 @@ Failure pod_failure(const Pod& pod) {
 
 // When a pod failed as a whole: its disruption, else its failed container, else when it
 // turned not Ready, else when it was deleted (the controller's order, backoff_utils.go).
-std::optional<TimePoint> pod_failure_time(const Pod& pod) {
+std::optional<TimePoint> pod_failure_time(const Pod& pod,
+                                          ContainerRuns runs = ContainerRuns::in_pod) {
     const Condition* disruption = find_condition(pod.conditions, "DisruptionTarget");
     if (disruption != nullptr && disruption->last_transition_time) {
         return disruption->last_transition_time;
     }
-    const ContainerStatus* c = first_failed_container(pod);
+    const ContainerStatus* c = first_failed_container(pod, runs);
     if (c != nullptr && c->state.terminated->finished_at) {
         return c->state.terminated->finished_at;
     }
@@ -129,7 +135,7 @@ struct Candidate {
 };
 
 Failure restart_failure(const Pod& pod, const ContainerStatus& c) {
-    const ContainerTerminated& t = *failed_run(pod, c);
+    const ContainerTerminated& t = *failed_run(c);
     return Failure{pod.name,  c.name,       FailureKind::restart,
                    t.reason,  t.exit_code,  exit_code_trusted(t, false),
                    t.message, t.finished_at};
@@ -145,7 +151,7 @@ void candidate_key(const Candidate& c, std::string& key) {
     const ContainerStatus* container = c.container;
     std::string_view reason;
     if (container != nullptr) {
-        reason = failed_run(*c.pod, *container)->reason;
+        reason = failed_run(*container)->reason;
     } else {
         container = first_failed_container(*c.pod);
         reason = pod_failure_reason(*c.pod, find_condition(c.pod->conditions, "DisruptionTarget"),
@@ -270,7 +276,7 @@ Run run_of(const std::vector<const Pod*>& pods, const Failure& f) {
         for (const auto* list : {&pod->containers, &pod->init_containers}) {
             for (const ContainerStatus& c : *list) {
                 if (f.container && c.name == *f.container && c.state.terminated &&
-                    failed_run(*pod, c) == &*c.state.terminated) {
+                    failed_run(c) == &*c.state.terminated) {
                     return Run::current;
                 }
             }
@@ -331,7 +337,7 @@ std::optional<std::string> run_logs_command(const std::string& ns,
                 }
                 return pod_logs_command(ns, f.pod, c.name, Run::current);
             }
-            const ContainerTerminated* t = failed_run(*pod, c);
+            const ContainerTerminated* t = failed_run(c);
             if (t == nullptr || !is_run_of(*t, f)) {
                 return std::nullopt;  // a later run of the container replaced it
             }
@@ -369,7 +375,7 @@ bool has_failed_run(const Job& job, const Pod& pod) {
     }
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
         for (const ContainerStatus& c : *list) {
-            if (failed_run(pod, c) != nullptr) {
+            if (failed_run(c) != nullptr) {
                 return true;
             }
         }
@@ -414,7 +420,7 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
         }
         for (const auto* list : {&pod->init_containers, &pod->containers}) {
             for (const ContainerStatus& c : *list) {
-                if (const ContainerTerminated* t = failed_run(*pod, c)) {
+                if (const ContainerTerminated* t = failed_run(c)) {
                     consider(top, {pod, &c, t->finished_at.value_or(now)});
                 }
             }
@@ -430,7 +436,7 @@ std::optional<Failure> newest_failure(const Job& job, const std::vector<const Po
 }
 
 std::optional<ShownRun> shown_failed_run(const Pod& pod, const ContainerStatus& c) {
-    const ContainerTerminated* t = failed_run(pod, c);
+    const ContainerTerminated* t = failed_run(c);
     if (t == nullptr) {
         return std::nullopt;
     }
@@ -440,9 +446,13 @@ std::optional<ShownRun> shown_failed_run(const Pod& pod, const ContainerStatus& 
                     current || back_off ? sat_add(c.restart_count, 1) : c.restart_count};
 }
 
-Failure pod_failure_of(const Pod& pod) {
-    Failure f = pod_failure(pod);
-    f.at = pod_failure_time(pod);
+ContainerRuns container_runs(const Job& job) {
+    return job.restart_policy == "OnFailure"sv ? ContainerRuns::own : ContainerRuns::in_pod;
+}
+
+Failure pod_failure_of(const Pod& pod, ContainerRuns runs) {
+    Failure f = pod_failure(pod, runs);
+    f.at = pod_failure_time(pod, runs);
     return f;
 }
 

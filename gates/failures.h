@@ -91,9 +91,17 @@ struct ShownRun {
 };
 std::optional<ShownRun> shown_failed_run(const Pod& pod, const ContainerStatus& c);
 
+// Whether the failed runs of a pod's containers are part of its failure as a whole
+// (restartPolicy Never: the pod is the run) or runs of their own (OnFailure: each is
+// counted; only a run that ended with the pod, killed or in a Failed pod, is part of it).
+enum class ContainerRuns { in_pod, own };
+ContainerRuns container_runs(const Job& job);
+
 // The failure of `pod` as a whole (evicted, preempted, deleted, failed under Never), its
-// time as the Job controller takes it (disruption, container, not Ready, deletion).
-Failure pod_failure_of(const Pod& pod);
+// time as the Job controller takes it (disruption, container, not Ready, deletion). With
+// ContainerRuns::own a pod deleted after its container failed on its own is told as the
+// deletion, not as that container's failure (a run of its own, told before).
+Failure pod_failure_of(const Pod& pod, ContainerRuns runs = ContainerRuns::in_pod);
 
 // Whether the failed `pod` (is_pod_failed) failed on its own: disrupted, Failed with
 // nobody deleting it, or deleted while the Job was not ending (by hand, a drain). A pod

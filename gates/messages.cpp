@@ -95,12 +95,14 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
     return out;
 }
 
-// What the message adds for Jobs the counts alone do not describe: failed indexes, and
-// who manages a Job the built-in controller leaves alone.
-std::string notes(const Job& job) {
+// What the message adds for Jobs the counts alone do not describe: failed indexes (those
+// the pods show failed too, so that the line reads the same once the controller wrote
+// them), and who manages a Job the built-in controller leaves alone.
+std::string notes(const Pass& p) {
+    const Job& job = p.job;
     std::string out;
-    if (job.failed_indexes && !job.failed_indexes->empty()) {
-        out += "; failed indexes: " + *job.failed_indexes;
+    if (std::string failed = failed_indexes_text(job, p.pods); !failed.empty()) {
+        out += "; failed indexes: " + failed;
         if (job.max_failed_indexes) {
             out += " (maxFailedIndexes " + std::to_string(*job.max_failed_indexes) + ")";
         }
@@ -128,7 +130,7 @@ void explain_running(const Pass& p, Verdict& v) {
         v.progressing.message +=
             " (after " + std::to_string(v.memory.attempts) + " failed attempt(s))";
     }
-    v.progressing.message += notes(p.job);
+    v.progressing.message += notes(p);
 }
 
 void explain_suspended(const Pass& p, Verdict& v) {
@@ -192,7 +194,7 @@ void explain_run(const Pass& p, const std::vector<std::string>& waiting, SeenRun
     if (!waiting.empty()) {
         m += "; now " + join(waiting, "; ");
     }
-    m += notes(p.job) + more.text();
+    m += notes(p) + more.text();
     run.message = std::move(m);
 }
 
@@ -248,7 +250,7 @@ void explain_retrying(const Pass& p, Verdict& v) {
     if (!waiting.empty()) {
         m += "; now " + join(waiting, "; ");
     }
-    m += notes(p.job);
+    m += notes(p);
     if (!v.command && managed_elsewhere(p.job)) {
         v.command = describe_command(p.job.namespace_, p.job.name);
         m += ". Details: " + *v.command;
@@ -273,7 +275,7 @@ void explain_failing(const Pass& p, Verdict& v) {
             : failure_command(v.memory, p.pods);
     v.command = more.command;
     v.progressing.message =
-        p.ref + " is failing: " + p.ending.reason + ": " + p.ending.message + notes(p.job) +
+        p.ref + " is failing: " + p.ending.reason + ": " + p.ending.message + notes(p) +
         "; its remaining pods are being stopped. Last failure: " + last_failure_text(v.memory) +
         spent_text(p, v) + more.text();
 }
@@ -308,7 +310,7 @@ void explain_failed(const Pass& p, Verdict& v) {
     v.progressing.reason = names(p.gate).failed_reason;
     v.command = details_of_failed(p.job);
     v.progressing.message = p.ref + " failed: " + p.ending.reason + ": " + p.ending.message +
-                            notes(p.job) + ". Last failure: " + last_failure_text(v.memory) +
+                            notes(p) + ". Last failure: " + last_failure_text(v.memory) +
                             spent_text(p, v) + ". Details: " + *v.command + ttl_note(p.job) +
                             ". A change to the Job spec reruns the gate with a new Job.";
     if (!v.memory.failure_recorded) {

@@ -20,19 +20,26 @@ void insert_sorted(std::vector<std::string>& sorted, const std::string& key) {
     }
 }
 
-int restarts_of(const Pod& pod) {
+// The failed runs of `pod`'s containers counted against backoffLimit (`after`): those
+// its failure as a whole takes out of the restart count. Not its restartCounts: a pod
+// deleted while its published status still shows its newest failed run not restarted
+// (restartCount one lower) takes out every run the gate counted.
+int counted_runs_of(const Pod& pod, const RunCounts& after) {
     int sum = 0;
+    std::string key;
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
         for (const ContainerStatus& c : *list) {
-            sum = sat_add(sum, c.restart_count);
+            key = run_key(pod, c);
+            auto it = after.find(key);
+            sum = sat_add(sum, it == after.end() ? 0 : it->second);
         }
     }
     return sum;
 }
 
 // The pod's failure as a whole, when it is one of its own not yet reported.
-void add_pod_run(const Job& job, const Pod& pod, const RunsBefore& before, bool ending,
-                 std::vector<SeenRun>& out, std::vector<std::string>& pods_failed) {
+void add_pod_run(const Job& job, const Pod& pod, const RunsBefore& before, const RunCounts& after,
+                 bool ending, std::vector<SeenRun>& out, std::vector<std::string>& pods_failed) {
     const std::string& uid = pod.uid.empty() ? pod.name : pod.uid;
     if (!is_pod_failed(job, pod) || !failed_on_its_own(pod, ending) ||
         contains(before.pods_failed, uid)) {
@@ -40,13 +47,13 @@ void add_pod_run(const Job& job, const Pod& pod, const RunsBefore& before, bool 
     }
     SeenRun run;
     run.key = uid;
-    run.failure = pod_failure_of(pod);
+    run.failure = pod_failure_of(pod, container_runs(job));
     if (auto why = ignore_reason(job, pod)) {
         run.counted = false;
         run.ignored_why = *why;
     }
     if (job.restart_policy == "OnFailure"sv && run.counted) {
-        run.restarts_dropped = restarts_of(pod);
+        run.restarts_dropped = counted_runs_of(pod, after);
     }
     out.push_back(std::move(run));
     insert_sorted(pods_failed, uid);
@@ -106,7 +113,7 @@ std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pod
                 }
             }
         }
-        add_pod_run(job, *pod, before, ending, out, pods_failed);
+        add_pod_run(job, *pod, before, after, ending, out, pods_failed);
     }
     // Failed pods the Job counts beyond those reported before and now: pods no pass
     // listed (created, failed and deleted between two passes).

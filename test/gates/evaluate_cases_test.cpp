@@ -478,9 +478,10 @@ std::vector<Case> cases() {
          {.state = State::retrying,
           .reason = "RetryingPreMigrations",
           .restarts = 2,
-          // Two runs: the container's (exited 137, OOMKilled), then the pod's deletion.
-          .message_has = "pod p failed (OOMKilled)",
-          .failure_reason = "OOMKilled"}},
+          // Two runs: the container's (exited 137, OOMKilled, counted in restarts), then
+          // the pod's deletion, told as the deletion: the OOM kill is the run before.
+          .message_has = "pod p was deleted (Deleted)",
+          .failure_reason = "Deleted"}},
         {"failed_condition_fails_the_gate_once",
          {.job = failed_job(on_failure), .memory = remembered(6)},
          {.state = State::failed,

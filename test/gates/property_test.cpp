@@ -273,8 +273,9 @@ Writes controller_writes(std::mt19937& rng, int failures) {
 }
 
 // An OnFailure Job whose pods crash and restart in place and are sometimes evicted
-// while running (phase Failed, 137 ContainerStatusUnknown, not deleted); every pod stays
-// listed. `failures` counts crashes plus evictions, as they happen.
+// while running (phase Failed, 137 ContainerStatusUnknown, not deleted), in one write or,
+// as the real kubelet may publish it, the kill first; every pod stays listed. `failures`
+// counts crashes plus evictions, as they happen (an eviction when its pod is Failed).
 struct EvictionHistory {
     std::vector<std::vector<Pod>> pods;
     std::vector<int> failures;
@@ -294,6 +295,13 @@ EvictionHistory eviction_history(std::mt19937& rng, int steps) {
         } else if (!c.state.running) {
             c = running("migrations", c.restart_count + 1);
         } else if (r == 3) {
+            if (rng() % 2 == 0) {
+                // The real kubelet's first write of an eviction: the container killed,
+                // the pod still Running (the terminal phase held back until it stopped).
+                c = terminated("migrations", term(137, "Error", ""), c.restart_count);
+                h.pods.push_back(pods);
+                h.failures.push_back(failures);
+            }
             c = terminated("migrations", term(137, "ContainerStatusUnknown", ""), c.restart_count);
             p = disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
             p.phase = "Failed";

@@ -1,0 +1,246 @@
+// Given the pod sequences behind the runs that went wrong under load on the real control
+// plane and the real kubelet (issue 23, test/bench/RESULTS.md "Runs under load"), then
+// every line names the run it is about, once: an eviction the kubelet publishes in two
+// writes is one failure; a pod deleted while its status lags says how many of its runs
+// stop counting; an Indexed Job's ending line counts the index of the pod it names and
+// is said once.
+#include <boost/test/unit_test.hpp>
+
+#include "gates/evaluate.h"
+#include "test/gates/builders.h"
+
+using namespace envgate::gates;
+using namespace envgate::gates::test;
+
+namespace {
+
+// The passes of one gate over `steps`, each with the memory the one before left.
+std::vector<Verdict> passes(const std::vector<std::pair<Job, std::vector<Pod>>>& steps) {
+    std::vector<Verdict> out;
+    GateMemory memory;
+    for (const auto& [j, pods] : steps) {
+        out.push_back(evaluate(Gate::pre_migrations, j, pods, memory, k_now));
+        memory = out.back().memory;
+    }
+    return out;
+}
+
+struct Said {
+    std::vector<std::string> lines;   // each counted run's words
+    std::vector<std::string> events;  // each Retrying event's words
+};
+
+Said said(const std::vector<Verdict>& vs) {
+    Said s;
+    for (const Verdict& v : vs) {
+        for (const SeenRun& run : v.runs) {
+            if (run.counted) {
+                s.lines.push_back(run.message);
+            }
+            if (run.event) {
+                s.events.push_back(run.event->message);
+            }
+        }
+    }
+    return s;
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+Pod not_ready(Pod p) {
+    p.conditions.push_back(
+        Condition{"Ready", "False", "PodFailed", "", at("2025-05-29T07:59:30Z")});
+    return p;
+}
+
+// The kubelet's eviction of a running OnFailure pod (local storage past its limit: no
+// DisruptionTarget), as it publishes it: the container killed first, the pod still
+// Running (its status manager holds the terminal phase back while containers may run),
+// then the phase Failed with reason Evicted.
+Pod killed(int exit_code) {
+    return not_ready(with_containers(
+        pod("p"),
+        {terminated("migrations", term(exit_code, "Error", "", "2025-05-29T07:59:30Z"))}));
+}
+
+Pod evicted(Pod p) {
+    p.phase = "Failed";
+    p.reason = "Evicted";
+    p.message = "Pod ephemeral local storage usage exceeds the total limit of containers 2Mi. ";
+    return p;
+}
+
+Pod running_pod() {
+    return with_containers(pod("p"), {running("migrations")});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gate_runs_suite)
+
+// Given the kubelet's two writes of an eviction (the kill, then phase Failed/Evicted),
+// each seen by a pass of its own, then one failure is said and recorded once: the pod's,
+// against the pod limit; the kill is no container run of its own ("attempt 1 of 6").
+// The Job controller counts the same: restartCount never rose, and the pod is failed.
+BOOST_AUTO_TEST_CASE(a_kubelet_eviction_in_two_writes_is_one_failure) {
+    for (int code : {137, 143}) {
+        BOOST_TEST_CONTEXT("exit " << code) {
+            std::vector<Verdict> vs = passes({{job(), {running_pod()}},
+                                              {job(), {killed(code)}},
+                                              {job(), {evicted(killed(code))}}});
+            Said s = said(vs);
+            BOOST_TEST(s.lines.size() == 1u);
+            BOOST_REQUIRE(s.events.size() == 1u);
+            BOOST_TEST(has(s.events[0], "pod 1 of 7 failed, 6 left: pod p was evicted (Evicted)"),
+                       s.events[0]);
+            BOOST_TEST(
+                has(s.events[0], "exit code " + std::to_string(code) + " comes from the kill"),
+                s.events[0]);
+            BOOST_TEST(vs[1].runs.empty());
+            BOOST_TEST(vs.back().counts.restarts == 0);
+            BOOST_TEST(vs.back().counts.failed_pods == 1);
+            BOOST_TEST(vs.back().memory.observed_failures == 1);
+        }
+    }
+}
+
+// Given the same eviction with its two writes the other way round (phase Failed while
+// the container still shows running, the kill after), then the same: one line, one event.
+BOOST_AUTO_TEST_CASE(an_eviction_told_before_its_kill_is_one_failure) {
+    Pod failed_first = evicted(not_ready(running_pod()));
+    std::vector<Verdict> vs = passes(
+        {{job(), {running_pod()}}, {job(), {failed_first}}, {job(), {evicted(killed(137))}}});
+    Said s = said(vs);
+    BOOST_TEST(s.lines.size() == 1u);
+    BOOST_TEST(s.events.size() == 1u);
+    BOOST_TEST(vs.back().memory.observed_failures == 1);
+}
+
+// Given a container killed (137, not OOMKilled) that the kubelet then restarts, then
+// that run is a failed run as soon as it restarted: counted once, named run 1.
+BOOST_AUTO_TEST_CASE(a_killed_run_that_restarts_is_a_failed_run) {
+    ContainerStatus restarted = running("migrations", 1);
+    restarted.last_state.terminated = term(137, "Error", "", "2025-05-29T07:59:30Z");
+    std::vector<Verdict> vs = passes({{job(), {running_pod()}},
+                                      {job(), {killed(137)}},
+                                      {job(), {with_containers(pod("p"), {restarted})}}});
+    Said s = said(vs);
+    BOOST_REQUIRE(s.events.size() == 1u);
+    BOOST_TEST(has(s.events[0], "attempt 1 of 6 failed, 5 left: container migrations"),
+               s.events[0]);
+    BOOST_REQUIRE(vs.back().runs.size() == 1u);
+    BOOST_TEST(vs.back().runs[0].key == "p-uid/migrations/1");
+    BOOST_TEST(vs.back().counts.restarts == 1);
+}
+
+// Given an OnFailure pod (backoffLimit 3) whose runs 1 and 2 failed, deleted by hand
+// while its published status still shows run 2 terminated (restartCount 1) or already
+// run 3 running (restartCount 2), then either way the deletion's line is the pod limit's
+// "pod 1 of 4 failed, 3 left" and says that both counted runs no longer count.
+BOOST_AUTO_TEST_CASE(a_pod_deleted_while_its_status_lags_drops_every_counted_run) {
+    Pod run1 = with_containers(pod("p"), {crashloop("migrations", 0, 3)});
+    Pod run2 = with_containers(pod("p"), {terminated("migrations", term(3), 1)});
+    ContainerStatus third = running("migrations", 2);
+    third.last_state.terminated = term(3);
+    for (const Pod& at_delete : {run2, with_containers(pod("p"), {third})}) {
+        BOOST_TEST_CONTEXT("restartCount " << at_delete.containers[0].restart_count) {
+            std::vector<Verdict> vs = passes({{job("OnFailure", 3), {run1}},
+                                              {job("OnFailure", 3), {run2}},
+                                              {job("OnFailure", 3), {deleting(at_delete)}}});
+            Said s = said(vs);
+            BOOST_REQUIRE(s.lines.size() == 3u);
+            BOOST_TEST(has(s.lines[1], "attempt 2 of 3 failed, 1 left"), s.lines[1]);
+            BOOST_TEST(s.lines[2].find("pod 1 of 4 failed, 3 left: pod p was deleted") == 0u,
+                       s.lines[2]);
+            BOOST_TEST(has(s.lines[2], "its 2 restart(s) no longer count"), s.lines[2]);
+            BOOST_TEST(s.events.size() == 3u);
+        }
+    }
+}
+
+namespace {
+
+Job indexed_job() {
+    Job j = job("Never", 2147483647);
+    j.indexed = true;
+    j.completions = 3;
+    j.backoff_limit_per_index = 1;
+    j.max_failed_indexes = 1;
+    j.active = 3;
+    return j;
+}
+
+// A pod of `index` whose container failed at `finished`, after `before` failures of its
+// index.
+Pod failed_index_pod(const std::string& name, int index, int before, const char* finished) {
+    Pod p = with_containers(pod(name, "Failed"),
+                            {terminated("migrations", term(1, "Error", "", finished))});
+    p.completion_index = index;
+    p.index_failure_count = before;
+    return p;
+}
+
+// The pod once the controller counted it in status.failed (its tracking finalizer gone).
+Pod counted(Pod p) {
+    p.finalizers.clear();
+    return p;
+}
+
+Pod running_index_pod(const std::string& name, int index, int before) {
+    Pod p = with_containers(pod(name), {running("migrations")});
+    p.completion_index = index;
+    p.index_failure_count = before;
+    return p;
+}
+
+}  // namespace
+
+// Given an Indexed Job (backoffLimitPerIndex 1, maxFailedIndexes 1) whose indexes 0 and
+// 1 each fail twice, index 1's second failure last, then the failing line names that
+// pod and counts its index, 1, not index 0 (equally near its limit); and once the
+// controller writes failedIndexes 0,1 and FailureTarget, the line says the same (no second
+// line for the same run).
+BOOST_AUTO_TEST_CASE(an_indexed_ending_line_counts_the_index_of_the_pod_it_names) {
+    Pod a0 = failed_index_pod("a0", 0, 0, "2025-05-29T07:59:01Z");
+    Pod a1 = failed_index_pod("a1", 1, 0, "2025-05-29T07:59:02Z");
+    Pod b0 = failed_index_pod("b0", 0, 1, "2025-05-29T07:59:10Z");
+    Pod b1 = failed_index_pod("b1", 1, 1, "2025-05-29T07:59:11Z");
+    Pod c2 = running_index_pod("c2", 2, 0);
+    Job written = indexed_job();
+    written.failed = 4;
+    written.failed_indexes = "0,1";
+    written = with_condition(written, cond("FailureTarget", "MaxFailedIndexesExceeded",
+                                           "Job has exceeded the specified maximal number of "
+                                           "failed indexes"));
+    std::vector<Verdict> vs =
+        passes({{indexed_job(), {a0, a1, c2}},
+                {indexed_job(), {a0, a1, b0, c2}},
+                {indexed_job(), {a0, a1, b0, b1, c2}},
+                {written, {counted(a0), counted(a1), counted(b0), counted(b1), c2}}});
+    const Verdict& failing = vs[2];
+    BOOST_TEST(state_name(failing.state) == "failing");
+    BOOST_REQUIRE(failing.last_failure);
+    BOOST_TEST(failing.last_failure->pod == "b1");
+    BOOST_REQUIRE(failing.counts.index);
+    BOOST_TEST(*failing.counts.index == 1);
+    BOOST_TEST(has(failing.progressing.message, "(index 1: attempt 2 of 2 failed, 0 left)"),
+               failing.progressing.message);
+    BOOST_TEST(has(failing.progressing.message, "failed indexes: 0,1 (maxFailedIndexes 1)"),
+               failing.progressing.message);
+    BOOST_TEST(state_name(vs[3].state) == "failing");
+    BOOST_TEST(vs[3].progressing.message == failing.progressing.message);
+    // Every retry line before names the index of the pod it names.
+    for (const Verdict& v : vs) {
+        for (const SeenRun& run : v.runs) {
+            if (run.event) {
+                const std::string index =
+                    run.failure.pod == "a0" || run.failure.pod == "b0" ? "0" : "1";
+                BOOST_TEST(run.message.find("index " + index + ":") == 0u, run.message);
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
