@@ -137,6 +137,16 @@ if [ \"\$JOB_COMPLETION_INDEX\" != 2 ]; then sleep 0.3; exit 1; fi; sleep 1; ech
         fail "no MaxFailedIndexesExceeded failure"
     grep -qE "^pre-migrations: failing .*MaxFailedIndexesExceeded" "$T/gate.log" ||
         fail "the run past maxFailedIndexes was not reported as failing: $(grep '^pre-migrations' "$T/gate.log")"
+    [[ $(grep -c '^pre-migrations: failing ' "$T/gate.log") == 1 ]] ||
+        fail "the run past maxFailedIndexes is told more than once: $(grep '^pre-migrations: failing ' "$T/gate.log")"
+    local line
+    while IFS= read -r line; do # the ending lines count the index of the pod they name
+        idx=$(sed -nE 's/.*\(index ([0-9]+): attempt .*/\1/p' <<<"$line")
+        pod=$(sed -nE 's/.*Last failure: pod ([a-z0-9.-]+) failed.*/\1/p' <<<"$line")
+        [[ -n $idx && -n $pod ]] || fail "an ending line names no index or pod: $line"
+        [[ $(kubectl get pod -n "$NS" "$pod" -o jsonpath='{.metadata.annotations.batch\.kubernetes\.io/job-completion-index}') == "$idx" ]] ||
+            fail "the ending line counts index $idx and names pod $pod of another index: $line"
+    done < <(grep -E '^pre-migrations: (failing|failed) ' "$T/gate.log")
     check_runs "$T/gate.log" "$job" 1
     ok "Indexed: each line names its own index, the run past maxFailedIndexes is failing"
 }
