@@ -209,4 +209,168 @@ echo \"run \$n\"; if [ \$n -le 1 ]; then trap '' TERM; sleep 60; fi; sleep 0.3; 
     ok "ignored eviction: told as not counted, and why, in the log and every report"
 }
 
+# Defect 6: a gate killed with -9 mid-way through a Never Job (backoffLimit 3: four
+# failed pods fail it), then the same command again. The rerun re-attaches; its job log
+# and its reports list every failed run (runs 1-2, which the first process reported,
+# their pods still there, and runs 3-4), each once with its own text; every run has one
+# event with its own text: the rerun records none a second time.
+scenario_rerun_never() {
+    local go=$T/go
+    job_manifest "$T/rn.yaml" rn Never 3 "$(job_script rn "$(count_runs "$T/rn.count")
+echo \"run \$n: migrating\"
+if [ \$n -eq 3 ]; then until [ -f '$go' ]; do sleep 0.05; done; fi
+sleep 0.2; echo \"run \$n failed\" > \"\${KUBESIM_TERMINATION_LOG:-/dev/termination-log}\" 2>/dev/null; exit 3")"
+    # shellcheck disable=SC2046
+    gate_bg "$T/first.log" $(gate_args "$T/rn.yaml" | sed "s|$T/rep|$T/rep1|")
+    wait_for 30 "the Job" grep -q "created Job" "$T/first.log"
+    local job
+    job=$(job_of "$T/first.log")
+    wait_for 60 "run 2's line" grep -q "pod 2 of 4 failed" "$T/first.log"
+    wait_for 30 "run 2's event" bash -c "[[ \$(kubectl get events -n $NS -o json | jq '[.items[] | select(.reason == \"MigrationsRetrying\")] | length') == 2 ]]"
+    wait_for 60 "run 3" grep -qx 3 "$T/rn.count"
+    kill -KILL "$GATE_PID"
+    wait_exit "$GATE_PID" 10
+    gate_events "$NS" "$job" >"$T/events.before"
+    # shellcheck disable=SC2046
+    gate_bg "$T/second.log" $(gate_args "$T/rn.yaml")
+    wait_for 30 "the re-attach" grep -q "re-attached to Job $NS/$job" "$T/second.log"
+    touch "$go"
+    wait_exit "$GATE_PID" 90
+    expect_rc 1 "four failed pods, backoffLimit 3"
+    [[ $(jobs_in "$NS") == "$job" ]] || fail "jobs: $(jobs_in "$NS" | tr '\n' ' '), want only $job"
+    # The earlier runs' pods are still there: four failed pods.
+    pods_of "$NS" "$job" | jq -r '.items[] | select(.status.phase == "Failed") | .metadata.uid' | sort >"$T/uids"
+    [[ $(wc -l <"$T/uids") == 4 ]] || fail "want 4 failed pods: $(pods_of "$NS" "$job" | jq -c '[.items[] | [.metadata.name, .status.phase]]')"
+    # The rerun's reports: every failed run once, oldest first, each with its own text.
+    local rj=$T/rep/run.json n
+    jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[].key' "$rj" | sort >"$T/keys"
+    diff -u "$T/uids" "$T/keys" >&2 || fail "run.json's failed runs are not the 4 failed pods, each once"
+    for n in 1 2 3 4; do
+        jq -e --argjson i $((n - 1)) --arg want "run $n failed" '.steps[] | select(.name == "pre-migrations")
+            | .failed_runs[$i] | .counted and .run == ($i + 1) and (.description | contains($want))' "$rj" >/dev/null ||
+            fail "run.json's failed run $n is not run $n: $(jq -c --argjson i $((n - 1)) '.steps[].failed_runs[$i] | {run, key, description}' "$rj")"
+        grep -qE "pre-migrations failed run $n \(attempt $n of 4\):.*run $n failed" "$T/rep/junit.xml" ||
+            fail "junit.xml lacks failed run $n: $(grep -o 'pre-migrations failed run [^<]*' "$T/rep/junit.xml")"
+        grep -qE "^\*\*pre-migrations, failed run $n\*\* \(attempt $n of 4.*run $n failed" "$T/rep/summary.md" ||
+            fail "summary.md lacks failed run $n: $(grep -F '**pre-migrations' "$T/rep/summary.md")"
+    done
+    # Every run one event, with its own text (runs 1-3 a retry, run 4 the failure); the
+    # rerun recorded no second one for runs 1-2.
+    gate_events "$NS" "$job" >"$T/events"
+    for n in 1 2 3; do
+        [[ $(grep -cE "^MigrationsRetrying.*: run $n failed" "$T/events") == 1 ]] ||
+            fail "want one MigrationsRetrying event for run $n: $(cat "$T/events")"
+    done
+    [[ $(event_summary "$NS" "$job" | tr '\n' ' ') == "1 MigrationsFailed 3 MigrationsRetrying " ]] ||
+        fail "events: $(event_summary "$NS" "$job" | tr '\n' ' '), want 3 MigrationsRetrying and 1 MigrationsFailed"
+    grep -qF "$(grep -E ': run 1 failed' "$T/events.before" | cut -f2)" "$T/events" || fail "run 1's event changed"
+    # The rerun's job log agrees with its reports and the events, run for run.
+    check_runs "$T/second.log" "$job" 1
+    grep -qE "^pre-migrations: failed \(MigrationsJobFailed\).*run 4 failed" "$T/second.log" ||
+        fail "the failed line does not name run 4: $(grep '^pre-migrations' "$T/second.log")"
+    ok "kill -9 + rerun of a Never Job: 4 runs in the reports, one event each"
+}
+
+# Defect 8: --timeout while an OnFailure Job retries: exit 1 GateTimeout; the message
+# says the migration still runs and how to stop it, with the exact command, which the
+# test runs (it exits 0 within 5 s and the Job and its pods go); every command printed
+# on a line of its own is run the moment it is printed (commands_lib.sh); run.json's
+# exit_code is 1; junit.xml and summary.md carry the message.
+scenario_timeout_retrying() {
+    source "$(dirname "$0")/commands_lib.sh"
+    job_manifest "$T/tr.yaml" tr OnFailure 1000 "$(job_script tr "$(count_runs "$T/tr.count")
+echo \"run \$n: migrating\"; sleep 1; exit 3")"
+    start_watch "$T/gate.log"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args "$T/tr.yaml") --timeout 12s
+    wait_exit "$GATE_PID" 60
+    stop_watch
+    expect_rc 1 "the gate's timeout"
+    local job stop line
+    job=$(job_of "$T/gate.log")
+    grep -q "retrying (RetryingPreMigrations)" "$T/gate.log" || fail "the Job did not retry before the timeout"
+    check_printed "$T/gate.log"
+    line=$(grep -E "^pre-migrations: GateTimeout: " "$T/gate.log") || fail "no GateTimeout line"
+    [[ $line == *"its migration still runs (and retries)"* ]] || fail "the timeout does not say the migration still runs: $line"
+    stop=$(sed -nE 's/.* To stop it: (kubectl .*)$/\1/p' <<<"$line")
+    [[ $stop == "kubectl -n $NS delete job/$job" ]] || fail "the timeout names no command to stop the Job: $line"
+    [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.status.active}') == 1 ]] || fail "the Job does not run on after the timeout"
+    timeout 5 bash -c "$stop" >"$T/stop.out" 2>&1 || fail "the printed command failed: $stop: $(cat "$T/stop.out")"
+    wait_for 60 "the Job to be gone" bash -c "! kubectl get job -n $NS $job 2>/dev/null"
+    wait_for 60 "its pods to be gone" bash -c "[[ \$(kubectl get pods -n $NS -l job-name=$job -o json | jq '.items | length') == 0 ]]"
+    local rj=$T/rep/run.json
+    jq -e '.steps[] | select(.name == "pre-migrations") | .state == "failed" and .reason == "GateTimeout" and .exit_code == 1' "$rj" >/dev/null ||
+        fail "run.json: $(jq -c '.steps[] | {name, state, reason, exit_code}' "$rj")"
+    [[ $(jq -r '.steps[] | select(.name == "pre-migrations") | .message' "$rj") == *"To stop it: $stop" ]] ||
+        fail "run.json's message lacks the stop command"
+    check_reports "$T/rep" e1 failed GateTimeout
+    grep -qF "To stop it: $stop" "$T/rep/junit.xml" || fail "junit.xml lacks the stop command"
+    grep -qE "^\| e1 \| pre-migrations \| failed \|.*its migration still runs \(and retries\)\. To stop it: kubectl" "$T/rep/summary.md" ||
+        fail "summary.md's row lacks the message: $(grep pre-migrations "$T/rep/summary.md" | head -3)"
+    ok "timeout while retrying: exit 1, the migration still runs, the command stops it"
+}
+
+# Defect 8: the summary table keeps each message's run identity: a failed Never Job
+# whose last failure carries a long message (a termination message of 600 bytes): the
+# gate's row names the pod and its count ("pod 2 of 2 failed"), and the failure's whole
+# text is in the report too (its failed runs).
+scenario_summary_identity() {
+    job_manifest "$T/si.yaml" si Never 1 "$(job_script si "$(count_runs "$T/si.count")
+echo \"run \$n: migrating\"; sleep 0.2
+printf 'run %s failed: ' \$n > \"\${KUBESIM_TERMINATION_LOG:-/dev/termination-log}\"
+for i in \$(seq 40); do printf 'PG::LockNotAvailable %s ' \$i; done >> \"\${KUBESIM_TERMINATION_LOG:-/dev/termination-log}\"
+exit 3")"
+    # shellcheck disable=SC2046
+    run_envgate 120 "$T/gate.log" gate $(gate_args "$T/si.yaml")
+    expect_rc 1 "two failed pods, backoffLimit 1"
+    local job pod row
+    job=$(job_of "$T/gate.log")
+    pod=$(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[1].pod' "$T/rep/run.json")
+    row=$(grep -E "^\| e1 \| pre-migrations \|" "$T/rep/summary.md") || fail "no pre-migrations row in summary.md"
+    [[ $row == *"pod $pod "* && $row == *"pod 2 of 2 failed, 0 left"* ]] ||
+        fail "summary.md's row lacks the run identity (pod $pod, pod 2 of 2): $row"
+    grep -qF "$(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[-1].description' "$T/rep/run.json")" "$T/rep/summary.md" ||
+        fail "summary.md lacks the last failure's whole text"
+    # (An event holds at most 1 KB of the message: check_runs' word-for-word match of
+    # the events does not apply to a message this long.)
+    [[ $(event_summary "$NS" "$job" | tr '\n' ' ') == "1 MigrationsFailed 1 MigrationsRetrying " ]] ||
+        fail "events: $(event_summary "$NS" "$job" | tr '\n' ' ')"
+    [[ $(jq '[.steps[] | select(.name == "pre-migrations") | .failed_runs[] | select(.counted)] | length' "$T/rep/run.json") == 2 ]] ||
+        fail "run.json does not list 2 failed runs"
+    ok "summary.md: the row names the pod and its count; the failure's whole text is there"
+}
+
+# Defect 8: a suspended Job is said once: one "suspended" line however many passes see
+# it suspended (its pods stopping, the Suspended condition, a pass at every progress
+# interval), and the gate goes on once it is resumed.
+scenario_suspended_once() {
+    job_manifest "$T/so.yaml" so OnFailure 2 "$(job_script so "$(count_runs "$T/so.count")
+echo \"run \$n: migrating\"; if [ \$n -le 1 ]; then sleep 60; fi
+until [ -f '$T/go' ]; do sleep 0.05; done; echo migrated")" "" "      terminationGracePeriodSeconds: $(cluster_secs 2)"
+    # shellcheck disable=SC2046
+    gate_bg "$T/gate.log" $(gate_args "$T/so.yaml") --progress-interval 200ms
+    wait_for 30 "the Job" grep -q "created Job" "$T/gate.log"
+    local job
+    job=$(job_of "$T/gate.log")
+    wait_for 30 "a running pod" live_pod "$NS" "$job"
+    "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
+    wait_for 30 "the suspended line" grep -q "^pre-migrations: suspended" "$T/gate.log"
+    wait_for 60 "the pods to go" bash -c "[[ \$(kubectl get pods -n $NS -l job-name=$job -o json | jq '.items | length') == 0 ]]"
+    wait_for 30 "the Suspended condition" bash -c "kubectl get job -n $NS $job -o json | jq -e '.status.conditions[]? | select(.type == \"Suspended\" and .status == \"True\")'"
+    # A pass at every progress interval: five more passes see it suspended.
+    wait_for 30 "five passes after the condition" bash -c "[[ \$(tail -n +$(($(wc -l <"$T/gate.log") + 1)) '$T/gate.log' | grep -c 'still running after') -ge 5 ]]"
+    [[ $(log_count "$T/gate.log" '^pre-migrations: suspended') == 1 ]] ||
+        fail "want one suspended line: $(grep '^pre-migrations: suspended' "$T/gate.log")"
+    "${K[@]}" patch job -n "$NS" "$job" --type merge -p '{"spec":{"suspend":false}}' >/dev/null
+    wait_for 30 "a new pod" live_pod "$NS" "$job"
+    touch "$T/go"
+    wait_exit "$GATE_PID" 60
+    expect_rc 0 "resumed and passed"
+    [[ $(log_count "$T/gate.log" '^pre-migrations: suspended') == 1 ]] ||
+        fail "want one suspended line: $(grep '^pre-migrations: suspended' "$T/gate.log")"
+    [[ $(jq '[.steps[] | select(.name == "pre-migrations") | .history[] | select(.state == "suspended")] | length' "$T/rep/run.json") == 1 ]] ||
+        fail "run.json's history tells the suspension more than once: $(jq -c '.steps[].history' "$T/rep/run.json")"
+    ok "suspended: one line however many passes, then resumed and passed"
+}
+
 "scenario_$SCENARIO"
