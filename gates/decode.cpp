@@ -119,12 +119,26 @@ Status read_index_annotations(const json& meta, const std::string& p, Pod& pod) 
     return Status::ok();
 }
 
+// metadata.resourceVersion as a number; 0 when absent or not decimal digits (the API
+// server's versions are etcd revisions, one counter for every resource).
+std::uint64_t resource_version_number(const json& meta) {
+    const json* rv = field(meta, "resourceVersion");
+    if (rv == nullptr || !rv->is_string()) {
+        return 0;
+    }
+    const std::string& text = rv->get_ref<const std::string&>();
+    std::uint64_t n = 0;
+    auto [end, err] = std::from_chars(text.data(), text.data() + text.size(), n);
+    return err == std::errc() && end == text.data() + text.size() ? n : 0;
+}
+
 Status read_pod(const json& j, const std::string& path, Pod& pod) {
     TRY(expect_object(j, path));
     TRY(read_object(j, "metadata", path, [&](const json& meta, const std::string& p) {
         TRY(read_string(meta, "name", p, pod.name));
         TRY(read_string(meta, "namespace", p, pod.namespace_));
         TRY(read_string(meta, "uid", p, pod.uid));
+        pod.resource_version = resource_version_number(meta);
         TRY(read_string_map(meta, "labels", p, pod.labels));
         TRY(read_string_list(meta, "finalizers", p, pod.finalizers));
         TRY(read_time(meta, "deletionTimestamp", p, pod.deletion_timestamp));

@@ -1,6 +1,8 @@
 #include "gates/runs.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 
 #include "gates/failures.h"
 
@@ -133,7 +135,16 @@ std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pod
         unseen.push_back(std::move(run));
     }
     // Oldest first: by the time each ended (a run not seen ending just before its
-    // container's next), then by run number; the unseen pods before all of them.
+    // container's next), then by run number; the unseen pods before all of them. Two
+    // pods that failed in the same second (the API's timestamps have no finer grain) by
+    // their last writes: a failed pod's are the kubelet's Failed status and the Job
+    // controller's finalizer removal right after it, so a pod that failed first was last
+    // written first. (A rerun that sees both at once then numbers them as the pass that
+    // saw them one after the other did; in pod name order it swapped them.)
+    std::unordered_map<std::string, std::uint64_t> written;
+    for (const Pod* pod : pods) {
+        written[pod->name] = pod->resource_version;
+    }
     std::stable_sort(out.begin(), out.end(), [&](const SeenRun& a, const SeenRun& b) {
         TimePoint ta = a.failure.at.value_or(now);
         TimePoint tb = b.failure.at.value_or(now);
@@ -142,6 +153,9 @@ std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pod
         }
         if (a.failure.pod == b.failure.pod && a.number != b.number) {
             return a.number != 0 && (b.number == 0 || a.number < b.number);
+        }
+        if (a.failure.pod != b.failure.pod && a.number == 0 && b.number == 0) {
+            return written[a.failure.pod] < written[b.failure.pod];
         }
         return false;
     });

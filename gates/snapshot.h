@@ -3,6 +3,7 @@
 // optional fields stay empty, as Kubernetes omits empty values.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct Pod {
     std::string name;
     std::string namespace_;
     std::string uid;
+    // metadata.resourceVersion as a number (0: absent or not a number): the revision of
+    // the pod's last write, which orders failures that end in the same second.
+    std::uint64_t resource_version = 0;
     Labels labels;
     std::vector<std::string> finalizers;
     std::string owner_uid;  // the controller ownerReference's uid, if any

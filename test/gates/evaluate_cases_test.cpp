@@ -785,6 +785,25 @@ BOOST_AUTO_TEST_CASE(a_mass_eviction_in_one_second_is_a_run_per_pod) {
     BOOST_TEST(again.runs.empty());
 }
 
+// Given two pods that failed in the same second, listed in name order but written last
+// in the other order (a rerun sees both at once), then the one last written first is the
+// older run: counted 1, the other 2, as the passes that saw them one by one counted them.
+BOOST_AUTO_TEST_CASE(pods_failed_in_one_second_are_ordered_by_their_last_writes) {
+    Job never = job("Never", 3);
+    Pod first = evicted("b");
+    first.resource_version = 100;
+    Pod second = evicted("a");
+    second.resource_version = 250;
+    Verdict v = evaluate(Gate::pre_migrations, never, {second, first}, GateMemory{}, k_now);
+    BOOST_REQUIRE(v.runs.size() == 2u);
+    BOOST_TEST(v.runs[0].failure.pod == "b");
+    BOOST_TEST(v.runs[0].counts.attempt == 1);
+    BOOST_TEST(v.runs[1].failure.pod == "a");
+    BOOST_TEST(v.runs[1].counts.attempt == 2);
+    BOOST_REQUIRE(v.last_failure);
+    BOOST_TEST(v.last_failure->pod == "a");
+}
+
 // Given an OnFailure Job with a container that failed twice (the second run waiting to
 // restart) and an evicted pod, then the attempts kept in memory (what every report
 // shows, docs/attempts.md) are the count nearer its limit, the restarts (2 of 6), not
