@@ -8,10 +8,12 @@
 #include <set>
 #include <utility>
 
+#include "gates/counting.h"
 #include "gates/decode_json.h"
 #include "gates/evaluate.h"
 #include "gates/failures.h"
 #include "gates/memory_json.h"
+#include "gates/messages.h"
 #include "runner/base/exit_code.h"
 #include "runner/base/exit_status.h"
 #include "runner/gating/gate_pass.h"
@@ -420,11 +422,22 @@ void GateRunner::report_runs(const GateRunSettings& settings, const JobIdentity&
 }
 
 void GateRunner::report_change(const GateRunSettings& settings, const gates::Verdict& v,
-                               StepReport& step) {
+                               const std::optional<gates::Job>& job, StepReport& step) {
     const gates::GateNames& names = gates::names(settings.gate);
     VerdictChange change{
         m_clock.now(), gates::state_name(v.state), v.progressing.reason, v.progressing.message,
         v.command,     v.counts.attempt,           v.counts.limit};
+    if (v.state == gates::State::suspended) {
+        // A suspension is said once, when the Job controller has acted on it (its
+        // Suspended condition: the pods stopped), not by every pass that sees it
+        // (spec.suspend before the condition, then the condition, then how long).
+        const bool said = !step.history.empty() && step.history.back().state == change.state;
+        const bool before_controller = job && !gates::managed_elsewhere(*job) &&
+                                       gates::true_condition(*job, "Suspended") == nullptr;
+        if (said || before_controller) {
+            return;
+        }
+    }
     if (!step.history.empty()) {
         // A retry is said once, by its run's line: a later pass of the same retry (the
         // pod now gone, its container waiting) adds no line.
@@ -557,7 +570,9 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                         exit_for_signal(sig));
         }
         if (m_clock.now() >= deadline) {
-            // The Job is not stopped: its pods go on (and retry) on their own.
+            // The Job is not stopped: its pods go on (and retry) on their own. The step's
+            // command stays the last verdict's (what to look at first); the message says
+            // how to stop the Job.
             return fail(StepState::failed, "GateTimeout",
                         fmt::format("the gate's timeout of {} passed; last verdict: {}. The "
                                     "Job {}/{} was left as it is: its migration still runs "
@@ -626,7 +641,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         last_pass = LastPass{pass->verdict.counts, pass->verdict.state,
                              std::max(pass->revision, last_pass ? last_pass->revision : 0)};
         report_runs(settings, id, pass->pods, pass->verdict, step);
-        report_change(settings, pass->verdict, step);
+        report_change(settings, pass->verdict, pass->decoded, step);
         if (const auto& runs = pass->verdict.runs; !runs.empty()) {
             keep_run(m_api, m_log, id, pass->pods, runs.back(),
                      step);  // kept already, or the ending's

@@ -89,8 +89,9 @@ class GateRunner {
     void report_runs(const GateRunSettings& settings, const JobIdentity& id,
                      const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
                      StepReport& step);
+    // The line of a change of verdict (`job`: the Job it was evaluated from).
     void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
-                       StepReport& step);
+                       const std::optional<gates::Job>& job, StepReport& step);
     GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,
                       int exit_code);
 
