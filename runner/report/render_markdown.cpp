@@ -1,6 +1,6 @@
-// summary.md: a table of steps (environment, step, state, duration, attempts,
-// message), then each command to run as a code block, each failed run of a gate
-// with its kept log tail (collapsed), then the lock's state.
+// summary.md: a table of steps (environment, step, state, duration, attempts, message:
+// on one line, the run it names kept), then each command to run as a code block, each
+// failed run of a gate with its kept log tail (collapsed), then the lock's state.
 #include <algorithm>
 #include <sstream>
 
@@ -10,9 +10,18 @@
 namespace envgate {
 namespace {
 
-std::string md_cell(const std::string& text) {
+// At most this many bytes of text in a table cell, so that a row stays readable; a
+// step's message aims at it and keeps at least k_failure_text_bytes of the failure it
+// names, up to k_cell_max_bytes in all (message_cell).
+constexpr std::size_t k_cell_bytes = 300;
+constexpr std::size_t k_failure_text_bytes = 120;
+constexpr std::size_t k_cell_max_bytes = 1000;
+// At most this many bytes of one line of text in a paragraph.
+constexpr std::size_t k_paragraph_bytes = 8 * 1024;
+
+std::string md_escape(std::string_view text) {
     std::string out;
-    for (char c : first_line(text, 300)) {
+    for (char c : text) {
         if (c == '|') {
             out += "\\|";
         } else {
@@ -20,6 +29,71 @@ std::string md_cell(const std::string& text) {
         }
     }
     return out;
+}
+
+std::string md_cell(const std::string& text) {
+    return md_escape(first_line(text, k_cell_bytes));
+}
+
+// Whether byte `at` of `text` continues a UTF-8 sequence (a cut there would split it).
+bool continues_utf8(std::string_view text, std::size_t at) {
+    return at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80;
+}
+
+// `text` in at most `max` bytes: its start and its end, at word boundaries, joined by
+// " … " (3 bytes of `max` go to the ellipsis). Unchanged when it fits.
+std::string without_middle(std::string_view text, std::size_t max) {
+    constexpr std::string_view k_gap = " … ";
+    if (text.size() <= max || max < 2 * k_gap.size()) {
+        return std::string(text.substr(0, std::min(text.size(), max)));
+    }
+    const std::size_t room = max - 3;  // " … " shows as 3 columns
+    std::size_t head = room * 3 / 5;
+    std::size_t tail_from = text.size() - (room - head);
+    if (std::size_t space = text.rfind(' ', head);
+        space != std::string_view::npos && space > head / 2) {
+        head = space;
+    }
+    while (head > 0 && continues_utf8(text, head)) {
+        --head;
+    }
+    if (std::size_t space = text.find(' ', tail_from);
+        space != std::string_view::npos && space - tail_from < (room - head) / 2) {
+        tail_from = space + 1;
+    }
+    while (continues_utf8(text, tail_from)) {
+        ++tail_from;
+    }
+    std::string_view start = text.substr(0, head);
+    while (!start.empty() && (start.back() == ' ' || start.back() == ',' || start.back() == ';' ||
+                              start.back() == ':')) {
+        start.remove_suffix(1);
+    }
+    return std::string(start) + std::string(k_gap) + std::string(text.substr(tail_from));
+}
+
+// A step's message as its table cell, on one line. Only the free text of the failure it
+// names (a termination message, an eviction's reason: the failed runs below carry it
+// whole) gives way to keep the row near k_cell_bytes, down to k_failure_text_bytes of
+// it; the rest stays, for what tells which run it is about sits all over it (the Job and
+// the pod, the reasons, the counts "(pod 2 of 4 failed, 2 left)" near its end). A row
+// still longer than k_cell_max_bytes gives up its middle.
+std::string message_cell(const std::string& message, const StepReport& s) {
+    std::string line = strip_control(message);
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    for (auto run = s.failed_runs.rbegin(); run != s.failed_runs.rend(); ++run) {
+        const std::string named = strip_control(run->description);
+        const std::size_t at = line.size() > k_cell_bytes ? line.find(named) : std::string::npos;
+        if (at == std::string::npos || named.empty()) {
+            continue;
+        }
+        const std::size_t excess = line.size() - k_cell_bytes;
+        const std::size_t keep = std::max<std::size_t>(
+            named.size() > excess ? named.size() - excess : 0, k_failure_text_bytes);
+        line.replace(at, named.size(), without_middle(named, keep));
+        break;
+    }
+    return md_escape(without_middle(line, k_cell_max_bytes));
 }
 
 // A retrying gate is labelled apart from a running or passed one.
@@ -87,7 +161,9 @@ void write_failed_runs(std::ostream& out, const RunReport& r) {
             if (run.description.find(run.pod) == std::string::npos) {
                 out << ", pod `" << md_cell(run.pod) << "`";
             }
-            out << "): " << md_cell(run.description) << "\n";
+            // A paragraph, not a cell: the whole description (a termination message is
+            // at most 4 KB), which the table's message may shorten.
+            out << "): " << md_escape(first_line(run.description, k_paragraph_bytes)) << "\n";
             if (run.log_tail.empty()) {
                 out << "\n" << md_cell(run.log_note) << ".\n";
                 continue;
@@ -116,8 +192,8 @@ std::string render_markdown(const RunReport& r) {
             message = without_command(message, *s.command);  // under Commands, once
         }
         out << "| " << md_cell(r.environment) << " | " << md_cell(s.name) << " | " << state_label(s)
-            << " | " << s.duration_text() << " | " << s.attempts << " | " << md_cell(message)
-            << " |\n";
+            << " | " << s.duration_text() << " | " << s.attempts << " | "
+            << message_cell(message, s) << " |\n";
     }
     write_commands(out, r);
     write_failed_runs(out, r);

@@ -335,6 +335,53 @@ BOOST_AUTO_TEST_CASE(markdown_keeps_log_tails_in_a_fence_they_cannot_close) {
     BOOST_TEST(md.find("\"users\"\n````\n") != std::string::npos, md);
 }
 
+// Given a failed gate whose last failure carries a long termination message, then
+// summary.md's row still names the run (its pod at the start, its count "(pod 2 of 2
+// failed, 0 left)" at the end), on one line, near 300 bytes: the middle of the
+// failure's own text gives way, and the failed runs below carry it whole.
+BOOST_AUTO_TEST_CASE(markdown_row_keeps_the_run_a_long_message_names) {
+    RunReport r = sample_report();
+    StepReport& post = r.steps[3];
+    std::string text = "run 2 failed:";
+    for (int i = 1; i <= 40; ++i) {
+        text += " PG::LockNotAvailable " + std::to_string(i);
+    }
+    const std::string failure =
+        "pod gitlab-migrations-post-9c0d2e11-q8m4z failed (Error): " + text +
+        "; container migrations exited 3";
+    post.message =
+        "Job gitlab/gitlab-migrations-post-9c0d2e11 failed: BackoffLimitExceeded: Job "
+        "has reached the specified backoff limit. Last failure: " +
+        failure + " (pod 2 of 2 failed, 0 left). Details: " + *post.command +
+        ". A change to the Job spec reruns the gate with a new Job.";
+    post.failed_runs[0].description = failure;
+    const std::string md = render_markdown(r);
+    const auto start = md.find("| gprd | post-migrations |");
+    BOOST_REQUIRE(start != std::string::npos);
+    const std::string row = md.substr(start, md.find('\n', start) - start);
+    const std::string cell = row.substr(row.rfind(" | ", row.size() - 3) + 3);
+    BOOST_TEST(cell.size() < 400u, cell);  // 300 aimed at, the run's identity kept
+    BOOST_TEST(
+        row.find("Last failure: pod gitlab-migrations-post-9c0d2e11-q8m4z ") != std::string::npos,
+        row);
+    BOOST_TEST(row.find(" … ") != std::string::npos, row);
+    BOOST_TEST(row.find("container migrations exited 3 (pod 2 of 2 failed, 0 left). A change to "
+                        "the Job spec reruns the gate with a new Job. |") != std::string::npos,
+               row);
+    // The whole failure is in the failed runs below.
+    BOOST_TEST(md.find(failure) != std::string::npos);
+}
+
+// Given a step message of several lines, then its row shows them all, on one line.
+BOOST_AUTO_TEST_CASE(markdown_row_joins_the_lines_of_a_message) {
+    const std::string md = render_markdown(sample_report());
+    BOOST_TEST(md.find("| Job failed: BackoffLimitExceeded: Job has reached the specified backoff "
+                       "limit. Last failure: container migrations exited 1 (Error): "
+                       "PG::UndefinedTable A change to the Job spec reruns the gate with a new "
+                       "Job. |") != std::string::npos,
+               md);
+}
+
 // Given a failed step, then summary.html names its reason like summary.md, and shows
 // each failed run with its log tail.
 // Given the CI variables of a pipeline, then summary.md, summary.html and
