@@ -555,6 +555,7 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
     // be in flight (set by the first such pass); each delivered change ends one wait.
     std::optional<TimePoint> settle_until;
     ProgressReporter progress(m_log, settings.progress_every, m_clock.now(), deadline);
+    bool remembered_kept = false;     // the runs the memory holds are in the report
     std::set<std::string> seen_pods;  // the pods of the last completed pass
     std::set<std::string> deleted;    // every pod whose deletion the watch delivered
     std::vector<json> departed;       // deleted pods not yet seen by a completed pass
@@ -640,6 +641,21 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
         std::size_t said = step.history.size();
         last_pass = LastPass{pass->verdict.counts, pass->verdict.state,
                              std::max(pass->revision, last_pass ? last_pass->revision : 0)};
+        if (!remembered_kept && pass->decoded) {
+            // A rerun lists first the failed runs an earlier run of the gate counted on
+            // this Job (its memory), then those it sees itself (kept_logs.h).
+            remembered_kept = true;
+            auto remembered = remembered_runs(*pass->decoded, pass->pods, memory);
+            if (!remembered.empty()) {
+                m_log.line(Tone::plain,
+                           fmt::format("{}: {} failed run(s) an earlier run of the gate counted "
+                                       "on this Job:",
+                                       names.name, remembered.size()));
+            }
+            for (const gates::SeenRun& run : remembered) {
+                keep_run(m_api, m_log, id, pass->pods, run, step);
+            }
+        }
         report_runs(settings, id, pass->pods, pass->verdict, step);
         report_change(settings, pass->verdict, pass->decoded, step);
         if (const auto& runs = pass->verdict.runs; !runs.empty()) {

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 
+#include "gates/counting.h"
 #include "gates/decode_json.h"
 #include "gates/failures.h"
 #include "runner/base/secrets.h"
@@ -263,6 +266,75 @@ void refresh_log_commands(const JobIdentity& job, const std::vector<gates::Pod>&
                             : "; kubectl logs no longer shows it: later runs of container " +
                                   run.container + " replaced it";
     }
+}
+
+std::vector<gates::SeenRun> remembered_runs(const gates::Job& job,
+                                            const std::vector<gates::Pod>& pods,
+                                            const gates::GateMemory& memory) {
+    std::vector<gates::SeenRun> out;
+    for (const gates::Pod& pod : pods) {
+        for (const auto* list : {&pod.init_containers, &pod.containers}) {
+            for (const gates::ContainerStatus& c : *list) {
+                const std::string key = gates::run_key(pod, c);
+                auto counted = memory.failed_runs.find(key);
+                if (counted == memory.failed_runs.end()) {
+                    continue;
+                }
+                std::optional<gates::ShownRun> shown = gates::shown_failed_run(pod, c);
+                for (int n = 1; n <= counted->second; ++n) {
+                    gates::SeenRun run;
+                    run.key = key + "/" + std::to_string(n);
+                    run.number = n;
+                    if (shown && shown->number == n) {
+                        run.failure = shown->failure;
+                    } else {
+                        run.seen_end = false;
+                        run.failure.pod = pod.name;
+                        run.failure.container = c.name;
+                        run.message = fmt::format(
+                            "container {} of pod {} failed (its run {}), as an earlier run of "
+                            "the gate counted; the pod no longer shows how it ended",
+                            c.name, pod.name, n);
+                    }
+                    out.push_back(std::move(run));
+                }
+            }
+        }
+        const std::string& uid = pod.uid.empty() ? pod.name : pod.uid;
+        if (std::binary_search(memory.pods_failed.begin(), memory.pods_failed.end(), uid)) {
+            gates::SeenRun run;
+            run.key = uid;
+            run.failure = gates::pod_failure_of(pod);
+            if (auto why = gates::ignore_reason(job, pod)) {
+                run.counted = false;
+                run.ignored_why = *why;
+            }
+            out.push_back(std::move(run));
+        }
+    }
+    // Oldest first: by when each ended (a run whose end is not shown before its
+    // container's next), then by run number, and two pods that failed in the same second
+    // by their last writes, as gates::new_runs orders them.
+    std::map<std::string, std::uint64_t> written;
+    for (const gates::Pod& pod : pods) {
+        written[pod.name] = pod.resource_version;
+    }
+    std::stable_sort(out.begin(), out.end(), [&](const gates::SeenRun& a, const gates::SeenRun& b) {
+        const TimePoint ta = a.failure.at.value_or(TimePoint::min());
+        const TimePoint tb = b.failure.at.value_or(TimePoint::min());
+        if (ta != tb) {
+            return ta < tb;
+        }
+        if (a.failure.pod != b.failure.pod) {
+            return written[a.failure.pod] < written[b.failure.pod];
+        }
+        return a.number < b.number;
+    });
+    int attempt = 0;
+    for (gates::SeenRun& run : out) {
+        run.counts.attempt = run.counted ? ++attempt : 0;
+    }
+    return out;
 }
 
 void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
