@@ -135,31 +135,6 @@ bool pod_failed_after(const std::vector<json>& pods, std::uint64_t job_progress)
     });
 }
 
-bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods) {
-    if (job.restart_policy != "OnFailure" ||
-        (job.managed_by && *job.managed_by != "kubernetes.io/job-controller")) {
-        return false;  // another controller's Job: its timing is not this one's
-    }
-    for (const char* recorded : {"FailureTarget", "Failed", "Complete"}) {
-        if (gates::true_condition(job, recorded) != nullptr) {
-            return false;
-        }
-    }
-    long long restarts = 0;
-    for (const gates::Pod& pod : pods) {
-        if (pod.phase != "Running" && pod.phase != "Pending") {
-            continue;
-        }
-        for (const auto* statuses : {&pod.init_containers, &pod.containers}) {
-            for (const gates::ContainerStatus& c : *statuses) {
-                restarts += std::max(c.restart_count, 0);
-            }
-        }
-    }
-    int limit = job.backoff_limit.value_or(gates::k_default_backoff_limit);
-    return limit <= 0 ? restarts > 0 : restarts >= limit;
-}
-
 namespace {
 
 // A verdict's message without the command it ends with, if it does.

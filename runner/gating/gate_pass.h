@@ -99,16 +99,6 @@ bool pod_failed_after(const std::vector<nlohmann::json>& pods, std::uint64_t job
 bool cached_pass_stands(const gates::Verdict& v, bool job, const gates::GateMemory& memory,
                         const std::optional<LastPass>& last);
 
-// Whether an OnFailure Job's restarts have reached its backoffLimit while the Job
-// controller has not yet recorded the failure (no FailureTarget, Failed or Complete
-// condition): counted as the controller counts them (pastBackoffLimitOnFailure, the
-// restarts of running and pending pods). In that state the controller deletes the pod
-// and then writes FailureTarget; a write of the gate's to the Job in between makes
-// that status write conflict, and on its next sync the stopped pod's restarts no
-// longer count (Kubernetes v1.37), so it starts a replacement pod and the migration
-// runs again past its limit. The gate saves its memory on a later pass instead.
-bool restart_limit_unrecorded(const gates::Job& job, const std::vector<gates::Pod>& pods);
-
 // Whether the verdict `next` says what `last` said: the same state, reason and words,
 // the command each ends with aside (the pass after a pod's deletion still shows that
 // pod and suggests its log, the next one no longer does and suggests describe). A

@@ -14,6 +14,7 @@
 #include "gates/failures.h"
 #include "gates/memory_json.h"
 #include "gates/messages.h"
+#include "gates/restarts.h"
 #include "runner/base/exit_code.h"
 #include "runner/base/exit_status.h"
 #include "runner/gating/gate_pass.h"
@@ -360,17 +361,17 @@ Status GateRunner::remember(const GateRunSettings& settings, const JobIdentity& 
         m_events.record(id, *v.event, "failed", settings.instance, m_clock.now());
     }
     // Not while the Job controller has still to record that the restart limit was
-    // reached (gate_pass.h): the pass that sees its condition saves the memory.
+    // reached (gates/restarts.h): the pass that sees its condition saves the memory.
     // Nor while the pods still show all of it (gate_pass.h, memory_kept_by_pods).
     const bool news =
         pass.job && !only_what_the_job_shows(v.memory, saved) && v.memory != fresh_memory(v.memory);
-    bool hold = pass.decoded && (restart_limit_unrecorded(*pass.decoded, pass.pods) ||
+    bool hold = pass.decoded && (gates::restart_limit_unrecorded(*pass.decoded, pass.pods) ||
                                  (!pods_gone && memory_kept_by_pods(*pass.decoded, v.state)));
     if (news && !hold && pass.decoded && watch != nullptr) {
         // The pods may have reached the limit since the pair this pass evaluated (one
         // taken back to an earlier change, or a change delivered meanwhile): the newest
         // the pod watch holds decides too.
-        hold = restart_limit_unrecorded(*pass.decoded, newest_pods(*watch));
+        hold = gates::restart_limit_unrecorded(*pass.decoded, newest_pods(*watch));
     }
     if (news && !hold) {
         json annotations = json::object();

@@ -9,6 +9,7 @@
 #include "gates/counting.h"
 #include "gates/decode_json.h"
 #include "gates/failures.h"
+#include "gates/restarts.h"
 #include "runner/base/secrets.h"
 
 namespace envgate {
@@ -20,32 +21,6 @@ std::size_t utf8_start(std::string_view text, std::size_t at) {
         ++at;
     }
     return at;
-}
-
-// Which run of its container `failure` is (1 for the first), from the container's
-// restartCount (the restarts so far: the current run is run restartCount + 1): the run
-// kubectl logs --previous shows is the one before the current, except in back-off
-// (waiting), when no run is current yet. 0 for a pod that failed as a whole (one run per
-// pod), -1 when the pod or container is not listed.
-int container_run(const std::vector<gates::Pod>& pods, const gates::Failure& failure,
-                  gates::Run which) {
-    for (const auto& pod : pods) {
-        if (pod.name != failure.pod) {
-            continue;
-        }
-        if (!failure.container || failure.kind == gates::FailureKind::pod) {
-            return 0;
-        }
-        for (const auto* list : {&pod.containers, &pod.init_containers}) {
-            for (const auto& c : *list) {
-                if (c.name == *failure.container) {
-                    bool before_current = which == gates::Run::previous && !c.state.waiting;
-                    return c.restart_count + (before_current ? 0 : 1);
-                }
-            }
-        }
-    }
-    return -1;
 }
 
 }  // namespace
@@ -93,7 +68,7 @@ FailedRun describe_failed_run(const JobIdentity& job, const std::vector<gates::P
     which = failure.container && failure.kind == gates::FailureKind::restart
                 ? gates::run_of(seen, failure)
                 : gates::Run::current;
-    run.container_run = container_run(pods, failure, which);
+    run.container_run = gates::container_run(pods, failure, which);
     // Named by pod, and only while it shows this run (gates::run_logs_command).
     run.log_command = gates::run_logs_command(job.namespace_, seen, failure).value_or("");
     return run;

@@ -3,17 +3,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gates/restarts.h"
+
 namespace envgate {
 namespace {
 
 // "pod P Pending (ImagePullBackOff), 2 restarts".
 std::string pod_text(const gates::Pod& pod) {
     std::string out = "pod " + pod.name + " " + (pod.phase.empty() ? "Unknown" : pod.phase);
-    int restarts = 0;
+    const long long restarts = gates::pod_restarts(pod);
     std::vector<std::string> waiting;
     for (const auto* list : {&pod.init_containers, &pod.containers}) {
         for (const gates::ContainerStatus& c : *list) {
-            restarts += c.restart_count;
             if (c.state.waiting && !c.state.waiting->reason.empty()) {
                 waiting.push_back(c.state.waiting->reason);
             }

@@ -29,59 +29,9 @@ gates::Job on_failure_job(int backoff_limit) {
     return job;
 }
 
-gates::Pod pod(const std::string& phase, int restarts, int init_restarts = 0) {
-    gates::Pod p;
-    p.phase = phase;
-    p.containers.push_back({"migrations", restarts, {}, {}});
-    if (init_restarts > 0) {
-        p.init_containers.push_back({"wait-for-db", init_restarts, {}, {}});
-    }
-    return p;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(gate_pass_suite)
-
-// Found on the real control plane: the gate's memory patch landed between the Job
-// controller's read and its status write at the restart limit; the write conflicted,
-// the next sync no longer counted the stopped pod's restarts, and a replacement pod ran
-// the migration 5 more times.
-BOOST_AUTO_TEST_CASE(the_restart_limit_is_unrecorded_until_the_job_carries_its_condition) {
-    gates::Job job = on_failure_job(4);
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 3)}));
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 4)}));
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 2, 2)}));  // init containers count
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Pending", 5)}));
-    job.conditions.push_back({"FailureTarget", "True", "BackoffLimitExceeded", "", {}});
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 4)}));
-    job.conditions.back().type = "Failed";
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 4)}));
-    job.conditions.back().status = "False";
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 4)}));
-}
-
-BOOST_AUTO_TEST_CASE(the_restart_limit_counts_as_the_controller_does) {
-    gates::Job job = on_failure_job(4);
-    // A pod that ended no longer counts its restarts (pastBackoffLimitOnFailure).
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Failed", 4)}));
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Succeeded", 9)}));
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 2), pod("Running", 2)}));
-    // backoffLimit 0: any restart; absent: the API's default of 6.
-    BOOST_TEST(restart_limit_unrecorded(on_failure_job(0), {pod("Running", 1)}));
-    BOOST_TEST(!restart_limit_unrecorded(on_failure_job(0), {pod("Running", 0)}));
-    job.backoff_limit.reset();
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 5)}));
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 6)}));
-    // Another controller's Job (spec.managedBy): nothing known to wait for.
-    job.managed_by = "kueue.x-k8s.io/multikueue";
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 6)}));
-    job.managed_by = "kubernetes.io/job-controller";
-    BOOST_TEST(restart_limit_unrecorded(job, {pod("Running", 6)}));
-    // Never: the controller counts failed pods in its status; nothing to hold.
-    job.restart_policy = "Never";
-    BOOST_TEST(!restart_limit_unrecorded(job, {pod("Running", 9)}));
-}
 
 BOOST_AUTO_TEST_CASE(a_cached_pass_that_concludes_what_the_last_did_stands) {
     gates::Verdict v = verdict(gates::State::retrying, 1);
