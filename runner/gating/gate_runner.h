@@ -1,19 +1,20 @@
 // `envgate gate`'s engine: launch a gate's Job (or re-attach to it), then block on
 // it — watch the Job and its pods, evaluate the verdict on every change, print each
 // change of verdict, keep the gate's memory on the Job's annotations and record its
-// events exactly once — until it succeeds, fails, times out or is cancelled.
+// events exactly once — until it succeeds, fails, times out or is cancelled. The loop
+// observes (a pass: the Job and its pods as of one revision, evaluated), asks the pure
+// planner what to do next (gate_plan.h, over the LoopState it carries) and has one
+// actor write (gate_actor.h). Its rules are numbered in gates/README.md "The gate loop".
 #pragma once
 
-#include <functional>
-#include <memory>
-#include <set>
+#include <cstdint>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "gates/gate.h"
 #include "runner/gating/change_watch.h"
-#include "runner/gating/gate_events.h"
 #include "runner/gating/gate_pass.h"
+#include "runner/gating/gate_settings.h"
 #include "runner/gating/job_snapshot.h"
 #include "runner/gating/manifest.h"
 #include "runner/kube/kube_api.h"
@@ -22,26 +23,17 @@
 
 namespace envgate {
 
-enum class OnCancel { leave, remove };
+class GateActor;
+struct LoopState;
+struct PassFacts;
 
-struct GateRunSettings {
-    gates::Gate gate = gates::Gate::pre_migrations;
-    Duration timeout = std::chrono::hours(1);
-    Duration poll_interval = std::chrono::seconds(5);    // watch fallback
-    Duration resync = std::chrono::seconds(30);          // re-read even without events
-    Duration progress_every = std::chrono::seconds(30);  // heartbeat line when quiet
-    OnCancel on_cancel = OnCancel::leave;
-    std::string instance = "envgate";  // reportingInstance of events
-    std::string cluster;               // "kubeconfig context C, server S": named by API errors
-    std::function<int()> pending_signal = [] { return 0; };
-};
-
-struct GateResult {
-    int exit_code = 0;        // runner/exit_status.h
-    StepReport step;          // for the reports
-    bool job_exists = false;  // the gate's Job was created (or re-attached to)
-};
-
+// Threads: run() is called on one thread (the command's), which evaluates, decides and
+// writes; a GateRunner runs one gate at a time. Its ChangeWatch runs one thread per
+// watched collection (change_watch.h), which only fill the watch's caches and wake
+// run()'s waits; nothing of the GateRunner's own is shared with them, so it holds no
+// mutex. `settings.pending_signal` is called on run()'s thread only (also from inside
+// ChangeWatch::wait and wait_listed, which run there). The Clock is read on run()'s
+// thread and on the watch threads (the Reflectors' backoff): it must be thread-safe.
 class GateRunner {
   public:
     GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log);
@@ -55,51 +47,53 @@ class GateRunner {
         nlohmann::json job;    // as the API returned it
         bool created = false;  // by this run (else re-attached to an earlier run's)
     };
+    // What every pass of one gate reads: its settings and bounds, its Job, and the watch
+    // (`cache` is it while it watches, nullptr when the gate polls instead).
+    struct Watched {
+        const GateRunSettings& settings;
+        JobIdentity id;
+        std::string pods_of;  // the label selector of the Job's pods
+        ChangeWatch& watch;
+        ChangeWatch* cache;
+        TimePoint deadline;  // the gate's timeout
+        Duration resync;     // look again after this even without a change
+    };
     Result<Launched> launch(const RenderedJob& job);
-    // `departed`: pods deleted since the last pass, as last seen (they join this pass
-    // when its pods no longer have them and it shows the store as of their deletion or
-    // later).
-    // From the watch caches (`watch`, nullptr when not watching) while they answer, with
-    // reads where they cannot (job_snapshot.h); `last`: what the last pass concluded.
-    // `departed`: pods deleted since the last pass, as last seen. `expect_until`: set
-    // when a pass first waits for a Job write the controller owes; read after it.
-    Result<Pass> observe(const GateRunSettings& settings, const JobIdentity& id,
-                         const nlohmann::json& selector, const gates::GateMemory& memory,
-                         ChangeWatch* watch, const std::optional<LastPass>& last,
-                         const std::vector<nlohmann::json>& departed,
-                         std::optional<TimePoint>& expect_until);
+    // Starts the Job's watch, then its pods' (`selector`: their matchLabels).
+    Status start_watching(ChangeWatch& watch, const Launched& launched, const JobIdentity& id,
+                          const nlohmann::json& selector, TimePoint deadline);
+    // The loop: observe, plan, act, until the planner ends the gate.
+    GateResult loop(const Watched& gate, LoopState& state, GateActor& actor);
+    // One pass: from the watch caches (`gate.cache`) while they answer, with reads where
+    // they cannot (job_snapshot.h), else a read. May set state.expect_until (rule 3).
+    Result<Pass> observe(const Watched& gate, LoopState& state);
+    // A pass that would act on what the caches hold, which they cannot prove a pair: a
+    // read beside them, or a wait for the Job write the controller owes (rules 1, 3).
+    // `cached_job`: the Job cache holds the Job.
+    Result<Pass> read_beside(const Watched& gate, LoopState& state, const CacheView& jobs,
+                             const CacheView& pods, std::uint64_t newest, bool cached_job);
+    // Rule 3: a pass that waits for the Job write the controller owes, until
+    // state.expect_until (set by the first); nullopt once that passed (read instead).
+    static std::optional<Pass> wait_for_owed_write(LoopState& state, TimePoint now);
+    // What the planner needs of a pass.
+    static PassFacts facts_of(const Result<Pass>& pass);
     // The pair the caches show as of each change after the last pass's revision, in
     // turn (ChangeWatch::views_at_next): the first that would act, or the newest when it
     // is that (`newest`: the caches' newest progress); nullopt when every one stands.
-    Result<std::optional<Pass>> each_change(const GateRunSettings& settings, const JobIdentity& id,
-                                            const gates::GateMemory& memory, ChangeWatch& watch,
-                                            const std::optional<LastPass>& last,
-                                            const std::vector<nlohmann::json>& departed,
+    Result<std::optional<Pass>> each_change(const Watched& gate, const LoopState& state,
                                             std::uint64_t newest);
-    Result<Pass> evaluate_snapshot(const GateRunSettings& settings, const JobIdentity& id,
-                                   JobSnapshot snap, const gates::GateMemory& memory,
-                                   const std::vector<nlohmann::json>& departed);
-    // `memory`: what the gate knows; `saved`: what the Job's annotations hold of it;
-    // `pods_gone`: a pod the last pass counted is no longer there.
-    Status remember(const GateRunSettings& settings, const JobIdentity& id, Pass& pass,
-                    gates::GateMemory& memory, gates::GateMemory& saved, ChangeWatch* watch,
-                    bool pods_gone);
-    // The line of each failed run the pass saw first (but the one an ending verdict
-    // names itself), its command, and its kept log tail.
-    void report_runs(const GateRunSettings& settings, const JobIdentity& id,
-                     const std::vector<gates::Pod>& pods, const gates::Verdict& verdict,
-                     StepReport& step);
-    // The line of a change of verdict (`job`: the Job it was evaluated from).
-    void report_change(const GateRunSettings& settings, const gates::Verdict& verdict,
-                       const std::optional<gates::Job>& job, StepReport& step);
-    GateResult finish(const GateRunSettings& settings, const JobIdentity& id, StepReport step,
-                      int exit_code);
+    // `snap` evaluated with the gate's memory; the pods deleted since the last pass
+    // (state.departed) join it as last seen when it is as of their deletion or later.
+    Result<Pass> evaluate_snapshot(const Watched& gate, JobSnapshot snap, const LoopState& state);
+    // Rules 7, 8: a pass's lines, events and memory (through `actor`), and what the state
+    // keeps of it. True when it printed a verdict line; the API's error when the memory
+    // could not be saved.
+    Result<bool> act(const Watched& gate, Pass& pass, LoopState& state, GateActor& actor);
 
     kube::KubeApi& m_api;
     KubeApiFactory m_watch_api;
     Clock& m_clock;
     JobLog& m_log;
-    GateEventRecorder m_events;
 };
 
 }  // namespace envgate
