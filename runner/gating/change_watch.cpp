@@ -93,20 +93,20 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
     options.known = std::move(known);
     Worker* raw = worker.get();
     options.on_progress = [this, raw](const std::string& version, bool listed) {
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         advance(raw->cache, version, listed);
     };
     worker->thread = std::thread([this, raw, collection, options, deadline, keep] {
         Status end = kube::watch_until(
             *raw->api, m_clock, collection, options, deadline,
             [this, raw, keep](kube::EventType type, const nlohmann::json& object) {
-                std::lock_guard lock(m_mutex);
+                MutexLock lock(m_mutex);
                 if (take(raw->cache, type, object, keep)) {
                     m_changed = true;  // the wait ends once advance() records its progress
                 }
                 return m_stopping ? kube::WatchNext::stop : kube::WatchNext::proceed;
             });
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         raw->cache.ended = true;
         raw->cache.taking = false;
         if (!end.is_ok() && end.code() != Code::timeout && !m_stopping) {
@@ -121,7 +121,7 @@ Status ChangeWatch::start(const kube::ResourceRef& collection, const kube::ListO
 }
 
 CacheView ChangeWatch::view(std::size_t index) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     return view_locked(index, std::nullopt);
 }
 
@@ -174,7 +174,7 @@ std::vector<CacheView> ChangeWatch::views_at_next(std::uint64_t after) {
 }
 
 std::vector<CacheView> ChangeWatch::views_at(std::uint64_t from, bool next) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     std::optional<std::uint64_t> common;
     for (const auto& w : m_workers) {
         const Cache& cache = w->cache;
@@ -211,7 +211,7 @@ std::vector<CacheView> ChangeWatch::views_at(std::uint64_t from, bool next) {
 
 bool ChangeWatch::confirm(std::size_t index, const std::vector<nlohmann::json>& objects,
                           std::uint64_t revision) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (index >= m_workers.size()) {
         return false;
     }
@@ -232,7 +232,7 @@ bool ChangeWatch::confirm(std::size_t index, const std::vector<nlohmann::json>& 
 }
 
 void ChangeWatch::ignore_version(const std::string& resource_version) {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     if (m_woken_by.erase(resource_version) == 0) {
         m_ignored.insert(resource_version);
     } else if (m_woken_by.empty() && !m_woken_otherwise) {
@@ -241,19 +241,19 @@ void ChangeWatch::ignore_version(const std::string& resource_version) {
 }
 
 bool ChangeWatch::wait_listed(TimePoint until, const std::function<int()>& pending_signal) {
-    std::unique_lock lock(m_mutex);
+    MutexLock lock(m_mutex);
     auto listed = [&] {
         return std::all_of(m_workers.begin(), m_workers.end(),
                            [](const auto& w) { return w->cache.listed || w->cache.ended; });
     };
     while (!listed() && m_clock.now() < until && pending_signal() == 0) {
-        m_cv.wait_for(lock, std::chrono::milliseconds(50));
+        m_cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
     }
     return listed();
 }
 
 bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_signal) {
-    std::unique_lock lock(m_mutex);
+    MutexLock lock(m_mutex);
     // A change ends the wait once its cache is settled again: the pass then sees the
     // change together with the progress it proves.
     auto taking = [&] {
@@ -265,7 +265,7 @@ bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_sign
             return false;
         }
         // Short slices: a signal handler cannot notify a condition variable.
-        m_cv.wait_for(lock, std::chrono::milliseconds(50));
+        m_cv.wait_until(lock, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
     }
     m_changed = false;
     m_woken_by.clear();
@@ -275,7 +275,7 @@ bool ChangeWatch::wait(TimePoint until, const std::function<int()>& pending_sign
 
 void ChangeWatch::stop() {
     {
-        std::lock_guard lock(m_mutex);
+        MutexLock lock(m_mutex);
         m_stopping = true;
     }
     for (auto& w : m_workers) {
@@ -290,12 +290,12 @@ void ChangeWatch::stop() {
 }
 
 std::vector<nlohmann::json> ChangeWatch::take_deleted() {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     return std::exchange(m_deleted, {});
 }
 
 std::vector<Status> ChangeWatch::failures() {
-    std::lock_guard lock(m_mutex);
+    MutexLock lock(m_mutex);
     return m_failures;
 }
 

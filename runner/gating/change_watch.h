@@ -20,6 +20,7 @@
 
 #include "gates/status.h"
 #include "gates/time.h"
+#include "runner/base/thread_annotations.h"
 #include "runner/kube/kube_api.h"
 #include "runner/kube/reflector.h"
 
@@ -46,6 +47,18 @@ struct CacheView {
     std::vector<nlohmann::json> objects;  // by namespace/name
 };
 
+// Threads: one owner thread (GateRunner::run's) calls every public function, start()
+// and stop() included; it alone touches m_workers (the vector) and m_factory. start()
+// spawns one worker thread per collection, which runs kube::watch_until on its own
+// KubeApi connection and Clock reads (its backoff), and only calls take() and advance()
+// (under m_mutex) on its own Worker::cache. m_mutex guards every Worker::cache, m_changed,
+// m_stopping, m_failures, m_deleted, m_ignored, m_woken_by and m_woken_otherwise; the
+// owner's calls take it for each read or wait, and m_cv (on m_mutex) wakes the owner's
+// wait()/wait_listed() when a worker records progress, a list or its end. wait() and
+// wait_listed() block in 50 ms slices to call `pending_signal` (on the owner's thread)
+// and read the Clock; so the Clock is read on several threads and must be thread-safe.
+// stop() sets m_stopping under m_mutex, cancels each worker's watch (KubeApi::
+// cancel_watches is safe from another thread) and joins them.
 class ChangeWatch {
   public:
     ChangeWatch(KubeApiFactory factory, Clock& clock, kube::ReflectorOptions options);
@@ -145,33 +158,39 @@ class ChangeWatch {
     static constexpr std::size_t k_kept_changes = 256;
     // views_at_common (next false) and views_at_next (true).
     std::vector<CacheView> views_at(std::uint64_t from, bool next);
-    // Under m_mutex: collection `index` as of `revision` (at most its progress).
-    CacheView view_locked(std::size_t index, std::optional<std::uint64_t> revision);
+    // Collection `index` as of `revision` (at most its progress).
+    CacheView view_locked(std::size_t index, std::optional<std::uint64_t> revision)
+        REQUIRES(m_mutex);
     struct Worker {
         std::unique_ptr<kube::KubeApi> api;
         std::thread thread;
         Cache cache;
     };
-    // Under m_mutex: one event into `cache`; true when it should end a wait.
-    bool take(Cache& cache, kube::EventType type, const nlohmann::json& object, KeepDeleted keep);
-    void advance(Cache& cache, const std::string& resource_version, bool listed);
+    // One event into `cache`; true when it should end a wait.
+    bool take(Cache& cache, kube::EventType type, const nlohmann::json& object, KeepDeleted keep)
+        REQUIRES(m_mutex);
+    void advance(Cache& cache, const std::string& resource_version, bool listed) REQUIRES(m_mutex);
 
     KubeApiFactory m_factory;
     Clock& m_clock;
     kube::ReflectorOptions m_options;
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    bool m_changed = true;  // the first wait returns at once: read the first snapshot
-    bool m_stopping = false;
-    std::vector<Status> m_failures;
-    std::vector<nlohmann::json> m_deleted;
-    std::set<std::string> m_ignored;  // resourceVersions of the caller's own writes
+    // Guards what follows, and every Worker::cache (Worker is not annotated: its cache is
+    // reached through m_workers, which only the owner thread changes).
+    Mutex m_mutex;
+    CondVar m_cv;  // on m_mutex: a worker recorded a change, a list or its end
+    // The first wait returns at once: read the first snapshot.
+    bool m_changed GUARDED_BY(m_mutex) = true;
+    bool m_stopping GUARDED_BY(m_mutex) = false;
+    std::vector<Status> m_failures GUARDED_BY(m_mutex);
+    std::vector<nlohmann::json> m_deleted GUARDED_BY(m_mutex);
+    // The resourceVersions of the caller's own writes.
+    std::set<std::string> m_ignored GUARDED_BY(m_mutex);
     // What set m_changed since the last wait: the versions of the events, and whether
     // anything else did (the first wait, a list, a watch's end). The caller's own write
     // may be delivered before ignore_version() names it: then it is taken back here.
-    std::set<std::string> m_woken_by;
-    bool m_woken_otherwise = true;
-    std::vector<std::unique_ptr<Worker>> m_workers;
+    std::set<std::string> m_woken_by GUARDED_BY(m_mutex);
+    bool m_woken_otherwise GUARDED_BY(m_mutex) = true;
+    std::vector<std::unique_ptr<Worker>> m_workers;  // the owner thread's
 };
 
 }  // namespace envgate
