@@ -15,6 +15,7 @@
 #include "runner/gating/gate_pass.h"
 #include "runner/gating/gate_plan.h"
 #include "runner/gating/job_snapshot.h"
+#include "runner/gating/restart_wait.h"
 
 namespace envgate {
 namespace {
@@ -81,81 +82,6 @@ void absorb_deleted(ChangeWatch& watch, LoopState& state) {
         }
         state.departed.push_back(std::move(gone));
     }
-}
-
-// The pods as the pod watch holds them now, those that decode.
-std::vector<gates::Pod> newest_pods(ChangeWatch& watch) {
-    std::vector<gates::Pod> out;
-    for (const json& item : watch.view(1).objects) {
-        auto pod = gates::decode_pod_json(item, "pod");
-        if (pod.is_ok()) {
-            out.push_back(std::move(pod).value());
-        }
-    }
-    return out;
-}
-
-// How long a retry's line waits, at most, for the kubelet to restart the container whose
-// failed run it names while that run is still the container's current one.
-constexpr Duration k_restart_bound = std::chrono::seconds(1);
-
-// A verdict line names its failed run `kubectl logs pod/P -c C` without --previous while
-// the run is its container's current, terminated one. For an OnFailure Job's retry the
-// kubelet restarts that container next (the first time at once), after which that
-// command shows the next run and `--previous` shows this one. So the line waits for the
-// restart, at most k_restart_bound (real time, whatever the gate's clock), and names the
-// run as the pod shows it then. True when it waited (a change it consumed is then the
-// next pass's without a wait).
-bool name_the_run_after_its_restart(ChangeWatch& watch, Clock& clock, gates::Verdict& v,
-                                    const std::optional<gates::Job>& job,
-                                    const std::function<int()>& pending_signal) {
-    if (!job || job->restart_policy != "OnFailure" || v.state != gates::State::retrying ||
-        !v.command || !v.last_failure || v.last_failure->kind != gates::FailureKind::restart ||
-        v.command->find(" logs pod/") == std::string::npos || v.command->ends_with(" --previous")) {
-        return false;
-    }
-    const auto real_until = std::chrono::steady_clock::now() + k_restart_bound;
-    auto stop = [&] {
-        return pending_signal() != 0 || std::chrono::steady_clock::now() >= real_until ? 1 : 0;
-    };
-    bool waited = false;
-    while (stop() == 0) {
-        std::vector<gates::Pod> pods = newest_pods(watch);
-        std::vector<const gates::Pod*> listed;
-        for (const auto& pod : pods) {
-            listed.push_back(&pod);
-        }
-        auto now = gates::run_logs_command(v.memory.job_namespace, listed, *v.last_failure);
-        if (!now || *now != *v.command) {
-            std::vector<std::string*> texts{&v.progressing.message,
-                                            v.event ? &v.event->message : nullptr};
-            for (gates::SeenRun& run : v.runs) {
-                if (run.command == v.command) {
-                    texts.push_back(&run.message);
-                    texts.push_back(run.event ? &run.event->message : nullptr);
-                }
-            }
-            for (std::string* text : texts) {
-                if (text != nullptr && now && text->ends_with(*v.command)) {
-                    text->replace(text->size() - v.command->size(), v.command->size(), *now);
-                }
-            }
-            for (gates::SeenRun& run : v.runs) {
-                if (now && run.command == v.command) {
-                    run.command = now;
-                }
-            }
-            if (now) {
-                v.command = std::move(now);
-            }
-            return waited;
-        }
-        waited = true;
-        if (!watch.wait(clock.now() + k_restart_bound, stop)) {
-            break;
-        }
-    }
-    return waited;
 }
 
 }  // namespace
