@@ -50,15 +50,16 @@ struct CacheView {
 // Threads: one owner thread (GateRunner::run's) calls every public function, start()
 // and stop() included; it alone touches m_workers (the vector) and m_factory. start()
 // spawns one worker thread per collection, which runs kube::watch_until on its own
-// KubeApi connection and Clock reads (its backoff), and only calls take() and advance()
-// (under m_mutex) on its own Worker::cache. m_mutex guards every Worker::cache, m_changed,
-// m_stopping, m_failures, m_deleted, m_ignored, m_woken_by and m_woken_otherwise; the
-// owner's calls take it for each read or wait, and m_cv (on m_mutex) wakes the owner's
-// wait()/wait_listed() when a worker records progress, a list or its end. wait() and
-// wait_listed() block in 50 ms slices to call `pending_signal` (on the owner's thread)
-// and read the Clock; so the Clock is read on several threads and must be thread-safe.
-// stop() sets m_stopping under m_mutex, cancels each worker's watch (KubeApi::
-// cancel_watches is safe from another thread) and joins them.
+// KubeApi connection (reading and sleeping on the Clock: deadlines, backoff, polls)
+// and only calls take() and advance() (under m_mutex) on its own Worker::cache.
+// m_mutex guards every Worker::cache, m_changed, m_stopping, m_failures, m_deleted,
+// m_ignored, m_woken_by and m_woken_otherwise; the owner's calls take it for each read
+// or wait, and m_cv (on m_mutex) wakes the owner's wait() and wait_listed() when a
+// worker records progress, a list or its end. Those two block in 50 ms slices to call
+// `pending_signal` (on the owner's thread) and read the Clock: so the Clock is used on
+// several threads and must be thread-safe. stop() sets m_stopping under m_mutex,
+// cancels each worker's watch (KubeApi::cancel_watches is safe from another thread)
+// and joins them.
 class ChangeWatch {
   public:
     ChangeWatch(KubeApiFactory factory, Clock& clock, kube::ReflectorOptions options);

@@ -31,9 +31,11 @@ struct PassFacts;
 // writes; a GateRunner runs one gate at a time. Its ChangeWatch runs one thread per
 // watched collection (change_watch.h), which only fill the watch's caches and wake
 // run()'s waits; nothing of the GateRunner's own is shared with them, so it holds no
-// mutex. `settings.pending_signal` is called on run()'s thread only (also from inside
-// ChangeWatch::wait and wait_listed, which run there). The Clock is read on run()'s
-// thread and on the watch threads (the Reflectors' backoff): it must be thread-safe.
+// mutex. `api` and `log` are used on run()'s thread only; each watch thread has its own
+// KubeApi from `watch_api` (called on run()'s thread). `settings.pending_signal` is
+// called on run()'s thread only (also from inside ChangeWatch::wait and wait_listed,
+// which run there). The Clock is read on run()'s thread and read and slept on by the
+// watch threads (the Reflectors' deadlines, backoff and polls): it must be thread-safe.
 class GateRunner {
   public:
     GateRunner(kube::KubeApi& api, KubeApiFactory watch_api, Clock& clock, JobLog& log);
