@@ -145,14 +145,15 @@ Status GateRunner::start_watching(ChangeWatch& watch, const Launched& launched,
                        ChangeWatch::KeepDeleted::yes, nullptr, std::move(pods_known));
 }
 
+LoopClock GateRunner::clock_at(const Watched& gate) {
+    return LoopClock{m_clock.now(), gate.deadline, gate.resync, gate.settings.pending_signal()};
+}
+
 GateResult GateRunner::loop(const Watched& gate, LoopState& state, GateActor& actor) {
-    auto at = [&] {
-        return LoopClock{m_clock.now(), gate.deadline, gate.resync, gate.settings.pending_signal()};
-    };
     while (true) {
         absorb_deleted(gate.watch, state);
         auto pass = observe(gate, state);
-        LoopClock now = at();
+        LoopClock now = clock_at(gate);
         Step step = plan_pass(state, facts_of(pass), now);
         keep_step(step, state);
         if (step.next == Next::wait) {
@@ -171,7 +172,7 @@ GateResult GateRunner::loop(const Watched& gate, LoopState& state, GateActor& ac
             return actor.finish(end->why, {}, 0, &pass->verdict);
         }
         actor.heartbeat(*spoke, pass->decoded, pass->pods);
-        now = at();
+        now = clock_at(gate);
         step = plan_wait(state, pass->behind, now, actor.heartbeat_due());
         keep_step(step, state);
         if (step.next == Next::finish) {

@@ -24,6 +24,7 @@
 namespace envgate {
 
 class GateActor;
+struct LoopClock;
 struct LoopState;
 struct PassFacts;
 
@@ -64,6 +65,8 @@ class GateRunner {
     // Starts the Job's watch, then its pods' (`selector`: their matchLabels).
     Status start_watching(ChangeWatch& watch, const Launched& launched, const JobIdentity& id,
                           const nlohmann::json& selector, TimePoint deadline);
+    // Now, the gate's bounds and the pending signal, for the planner.
+    LoopClock clock_at(const Watched& gate);
     // The loop: observe, plan, act, until the planner ends the gate.
     GateResult loop(const Watched& gate, LoopState& state, GateActor& actor);
     // One pass: from the watch caches (`gate.cache`) while they answer, with reads where
