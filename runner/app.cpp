@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "runner/base/real_clock.h"
 #include "runner/base/secrets.h"
 #include "runner/base/signals.h"
 #include "runner/cli.h"
+#include "runner/connect/real_env.h"
 
 namespace envgate {
 
 int run_main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
-    RealClock clock;
+    RealEnv env;  // the one place real objects are made
     auto getenv = [](const std::string& name) -> std::optional<std::string> {
         const char* v = std::getenv(name.c_str());
         if (v == nullptr) {
@@ -29,7 +29,7 @@ int run_main(int argc, char** argv) {
     MaskingStreambuf err_buffer(std::cerr.rdbuf());
     std::ostream out(&out_buffer);
     std::ostream err(&err_buffer);
-    Context ctx{std::cin, out, err, clock, getenv, pending_signal};
+    Context ctx{std::cin, out, err, env, getenv};
     install_signal_handlers();
     int code = run_cli(args, ctx);
     out.flush();

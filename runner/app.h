@@ -1,4 +1,5 @@
-// The process entry: builds the real Clock, environment and streams, then runs the CLI.
+// The process entry: builds the real Env (clock, signals, connections, stores, step
+// processes, GitLab) and the streams, then runs the CLI.
 #pragma once
 
 namespace envgate {

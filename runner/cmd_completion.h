@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 
 namespace CLI {
 class App;

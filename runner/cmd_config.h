@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "runner/base/context.h"
 #include "runner/config/config.h"
+#include "runner/connect/context.h"
 
 namespace envgate {
 

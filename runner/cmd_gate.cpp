@@ -144,7 +144,8 @@ int run_unlocked_gate(const GateOptions& o, Context& ctx) {
         ctx.err << "envgate gate: " << rendered.status().message() << "\n";
         return k_exit_usage;
     }
-    auto session = open_kube_session({o.kubeconfig, plan->kube_context, std::nullopt}, ctx, log);
+    auto session =
+        ctx.env.connect_kube({o.kubeconfig, plan->kube_context, std::nullopt}, ctx.getenv, log);
     if (!session) {
         ctx.err << "envgate gate: " << log.mask(session.status().message()) << "\n";
         return exit_for(session.status(), Stage::connect);

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 #include "runner/run/run.h"
 
 namespace envgate {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 
 namespace envgate {
 

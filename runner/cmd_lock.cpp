@@ -4,15 +4,11 @@
 #include <ostream>
 
 #include "locks/describe.h"
-#include "locks/file_store.h"
 #include "locks/identity.h"
-#include "locks/kubernetes_lease_store.h"
 #include "locks/record_json.h"
 #include "runner/base/exit_code.h"
-#include "runner/base/real_clock.h"
 #include "runner/base/utf8.h"
 #include "runner/config/config.h"
-#include "runner/connect/kube_session.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {
@@ -60,7 +56,7 @@ int acquire(const LockOptions& o, LockTarget& t, Context& ctx) {
     t.spec.step = o.step;
     Holder me = holder_from_env(ctx.getenv, o.holder);
     LockManager manager(*t.store, ctx.clock, ctx.err, ctx.pending_signal,
-                        lock_manager_options(ctx.clock));
+                        lock_manager_options(ctx.env));
     auto got = manager.acquire(t.spec, me);
     if (!got.is_ok()) {
         return print_error(got.status(), t, "acquire", ctx);

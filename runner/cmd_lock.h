@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 #include "runner/connect/lock_target.h"
 
 namespace envgate {

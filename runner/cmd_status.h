@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/base/context.h"
 #include "runner/config/config.h"
+#include "runner/connect/context.h"
 #include "runner/connect/lock_status.h"
 #include "runner/status_render.h"
 

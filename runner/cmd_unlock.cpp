@@ -170,7 +170,7 @@ int authorize_in_ci(const std::string& env, std::string& actor,
         return refused;
     }
     const std::string token = env_value(ctx, k_token_variable);
-    auto made = make_gitlab_members({pinned.url, token, pinned.ca_file});
+    auto made = ctx.env.gitlab({pinned.url, token, pinned.ca_file});
     if (!made.is_ok()) {
         ctx.err << "envgate unlock: may not unlock " << env
                 << " from CI: " << made.status().message() << "\n";

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 
 namespace envgate {
 

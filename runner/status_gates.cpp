@@ -139,8 +139,8 @@ std::vector<GateRuns> read_gate_runs(const Config& config, const std::vector<std
                 continue;
             }
         }
-        auto session =
-            open_kube_session({kubeconfig, context ? context : env->kube_context, left}, ctx, log);
+        auto session = ctx.env.connect_kube(
+            {kubeconfig, context ? context : env->kube_context, left}, ctx.getenv, log);
         auto jobs = session
                         ? session->api->list(kube::jobs(env->namespace_),
                                              {std::string(k_label_environment) + "=" + name, ""})

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gates/time.h"
-#include "runner/base/context.h"
 #include "runner/config/config.h"
+#include "runner/connect/context.h"
 
 namespace envgate {
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "runner/base/signals.h"
-
 namespace envgate {
 
 TimePoint RealClock::now() {
@@ -14,7 +12,7 @@ TimePoint RealClock::now() {
 void RealClock::sleep_until(TimePoint deadline) {
     // In slices, so that a SIGTERM ends any wait (back-off, poll interval) within 50 ms.
     constexpr auto k_slice = std::chrono::milliseconds(50);
-    while (pending_signal() == 0) {
+    while (!m_pending_signal || m_pending_signal() == 0) {
         TimePoint t = now();
         if (t >= deadline) {
             return;

@@ -9,30 +9,32 @@
 
 namespace envgate {
 
-Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, JobLog& log) {
+Result<KubeSession> open_kube_session(const KubeTarget& target, const GetenvFn& getenv,
+                                      Clock& clock, std::function<int()> pending_signal,
+                                      JobLog& log) {
     kube::KubeconfigSources sources;
     sources.explicit_path = target.kubeconfig;
-    sources.kubeconfig_env = ctx.getenv("KUBECONFIG");
-    sources.home = ctx.getenv("HOME").value_or("");
+    sources.kubeconfig_env = getenv("KUBECONFIG");
+    sources.home = getenv("HOME").value_or("");
     sources.context = target.context;
-    sources.service_host = ctx.getenv("KUBERNETES_SERVICE_HOST").value_or("");
-    sources.service_port = ctx.getenv("KUBERNETES_SERVICE_PORT").value_or("");
+    sources.service_host = getenv("KUBERNETES_SERVICE_HOST").value_or("");
+    sources.service_port = getenv("KUBERNETES_SERVICE_PORT").value_or("");
     TRY_ASSIGN(kube::RestConfig config, kube::load_rest_config(sources));
     if (config.proxy_url.empty()) {  // kubeconfig proxy-url wins over the environment
-        TRY_ASSIGN(config.proxy_url, kube::proxy_from_environment(config.server, ctx.getenv));
+        TRY_ASSIGN(config.proxy_url, kube::proxy_from_environment(config.server, getenv));
     }
     log.add_secret(config.bearer_token.reveal());
     log.add_secret(config.client_key_pem.reveal());
     log.add_secret(kube::proxy_password(config.proxy_url));
-    Clock& clock = ctx.clock;
     kube::HttpOptions options;
+    options.pending_signal = pending_signal;
     if (target.retry_budget) {
         options.retry.max_elapsed = *target.retry_budget;
         options.request_timeout = std::max<Duration>(*target.retry_budget, std::chrono::seconds(1));
     }
     if (config.exec) {  // one plugin run per credential for all the session's connections
         options.exec_credentials =
-            std::make_shared<kube::ExecCredentialProvider>(*config.exec, clock);
+            std::make_shared<kube::ExecCredentialProvider>(*config.exec, clock, pending_signal);
     }
     auto connect = [config, &clock, options]() -> Result<std::unique_ptr<kube::KubeApi>> {
         TRY_ASSIGN(auto api, kube::HttpKubeApi::create(config, clock, options));

@@ -9,29 +9,19 @@
 #include <string>
 
 #include "gates/status.h"
-#include "runner/base/context.h"
+#include "runner/connect/env.h"
 #include "runner/kube/kube_api.h"
 #include "runner/kube/rest_config.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {
 
-struct KubeTarget {
-    std::optional<std::string> kubeconfig;  // --kubeconfig
-    std::optional<std::string> context;     // --context or the environment's kube_context
-    // Bounds each call's retries and each request: a lock holder's renewals must give
-    // up before its renew deadline, not after the default minute of back-off.
-    std::optional<Duration> retry_budget;
-};
-
-struct KubeSession {
-    kube::RestConfig config;
-    std::unique_ptr<kube::KubeApi> api;
-    // Opens another connection to the same cluster (one per watch).
-    std::function<Result<std::unique_ptr<kube::KubeApi>>()> connect;
-};
-
-Result<KubeSession> open_kube_session(const KubeTarget& target, Context& ctx, JobLog& log);
+// The real connection, made by the real Env (real_env.h) alone: commands ask
+// ctx.env.connect_kube(). Waits and retries run on `clock` and stop at a signal
+// `pending_signal` reports.
+Result<KubeSession> open_kube_session(const KubeTarget& target, const GetenvFn& getenv,
+                                      Clock& clock, std::function<int()> pending_signal,
+                                      JobLog& log);
 
 // How errors name the cluster `config` reaches: "kubeconfig context \"C\", server S"
 // (or the in-cluster configuration), so a refused call says which cluster refused it.

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "locks/lock_record.h"
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 #include "runner/connect/lock_target.h"
 
 namespace envgate {

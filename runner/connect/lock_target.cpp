@@ -4,14 +4,10 @@
 #include <ostream>
 
 #include "locks/describe.h"
-#include "locks/file_store.h"
-#include "locks/kubernetes_lease_store.h"
 #include "locks/record_json.h"
 #include "runner/base/exit_code.h"
-#include "runner/base/real_clock.h"
 #include "runner/base/utf8.h"
 #include "runner/config/config.h"
-#include "runner/connect/kube_session.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {
@@ -21,19 +17,19 @@ constexpr Duration k_max_waiter_ttl = std::chrono::seconds(60);
 
 using namespace envgate::locks;
 
-// The kubernetes store: Leases in the lock's namespace on the cluster of the
-// environment's kube_context (KUBECONFIG, ~/.kube/config or in-cluster, as kubectl).
-// The store owns the API client.
-Result<std::unique_ptr<LockStore>> kubernetes_store(const LockSettings& s, const Environment* env,
-                                                    Context& ctx, const StoreOptions& options) {
+// The lock's store, as the Env opens it: the file store, or Leases in the lock's
+// namespace on the cluster of the environment's kube_context.
+Result<std::unique_ptr<LockStore>> open_store(const LockSettings& s, const Environment* env,
+                                              Context& ctx, const StoreOptions& options) {
     JobLog log(ctx.err, ctx.clock, log_settings_from(ctx.getenv, false));
     std::optional<std::string> context = env ? env->kube_context : std::nullopt;
-    KubeTarget target{options.kubeconfig, options.context ? options.context : context,
-                      options.retry_budget};
-    TRY_ASSIGN(KubeSession session, open_kube_session(target, ctx, log));
-    std::shared_ptr<kube::KubeApi> api = std::move(session.api);
-    return std::unique_ptr<LockStore>(
-        std::make_unique<KubernetesLeaseStore>(api, options.namespace_.value_or(s.namespace_)));
+    LockStoreTarget target;
+    target.kind = s.store;
+    target.path = s.path;
+    target.namespace_ = options.namespace_.value_or(s.namespace_);
+    target.kube = {options.kubeconfig, options.context ? options.context : context,
+                   options.retry_budget};
+    return ctx.env.open_lock_store(target, ctx.getenv, log);
 }
 
 std::string kubectl_prefix(const LockSettings& s, const Environment* env) {
@@ -46,9 +42,9 @@ std::string kubectl_prefix(const LockSettings& s, const Environment* env) {
 
 }  // namespace
 
-locks::ManagerOptions lock_manager_options(Clock& clock) {
+locks::ManagerOptions lock_manager_options(const Env& env) {
     locks::ManagerOptions options;
-    options.watch_store = dynamic_cast<RealClock*>(&clock) != nullptr;
+    options.watch_store = env.real_time();
     return options;
 }
 
@@ -89,18 +85,15 @@ std::optional<LockTarget> lock_target(const Config& config, const std::string& n
     }
     const LockSettings& s = env ? env->lock : c->default_lock;
     LockTarget t;
-    if (s.store == LockStoreKind::kubernetes) {
-        auto store = kubernetes_store(s, env, ctx, options);
-        if (!store.is_ok()) {
-            ctx.err << "envgate: lock " << name
-                    << ": kubernetes lock store: " << store.status().message() << "\n";
-            exit = exit_for(store.status());
-            return std::nullopt;
-        }
-        t.store = std::move(store.value());
-    } else {
-        t.store = std::make_unique<FileStore>(s.path);
+    auto store = open_store(s, env, ctx, options);
+    if (!store.is_ok()) {
+        ctx.err << "envgate: lock " << name << ": "
+                << (s.store == LockStoreKind::kubernetes ? "kubernetes" : "file")
+                << " lock store: " << store.status().message() << "\n";
+        exit = exit_for(store.status());
+        return std::nullopt;
     }
+    t.store = std::move(store.value());
     t.spec.name = name;
     t.spec.on_failure = s.on_failure;
     t.spec.order = s.order;

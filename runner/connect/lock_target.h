@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "locks/lock_manager.h"
-#include "runner/base/context.h"
+#include "runner/connect/context.h"
 
 namespace envgate {
 
@@ -46,9 +46,9 @@ void print_lock_result(Context& ctx, const LockTarget& t, const std::string& act
 std::optional<LockTarget> lock_target(const Config& config, const std::string& name, Context& ctx,
                                       int& exit, const StoreOptions& store = {});
 
-// How a command's LockManager waits: woken by the store's watch on a real clock,
-// re-reading on the Clock otherwise (tests with a FakeClock).
-locks::ManagerOptions lock_manager_options(Clock& clock);
+// How a command's LockManager waits: woken by the store's watch when `env` runs on real
+// time, re-reading on its Clock otherwise (a fake Env's clock).
+locks::ManagerOptions lock_manager_options(const Env& env);
 
 struct Config;
 // What to run when the record of lock `name` cannot be read: the command that shows

@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/base/secrets.h"
-#include "runner/base/signals.h"
 #include "runner/base/utf8.h"
 
 namespace envgate::kube {
@@ -124,7 +123,8 @@ void show_stderr(const std::string& who, const StderrTail& tail) {
 // Reads the plugin's stdout and stderr until it closes its stdout and exits, the
 // timeout passes or a SIGTERM/SIGINT arrives; the last two kill it. Both pipes are
 // drained all along, so a plugin blocked on a full stderr pipe never hangs the read.
-Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
+Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code,
+                                    const std::function<int()>& pending_signal) {
     Poco::Process::Env env(exec.env.begin(), exec.env.end());
     env["KUBERNETES_EXEC_INFO"] = exec_info_json(exec);
     const std::string who = fmt::format("exec credential plugin {}", exec.command);
@@ -154,7 +154,7 @@ Result<std::string> run_and_capture(const ExecConfig& exec, int& exit_code) {
         // Until stdout ends and then until the plugin exits (a child it left behind may
         // keep stderr open), and what its stderr still holds after that.
         while (out_open || (err_open && (exited = handle.tryWait()) == -1)) {
-            if (int sig = pending_signal(); sig != 0) {
+            if (int sig = pending_signal ? pending_signal() : 0; sig != 0) {
                 Poco::Process::kill(handle);
                 (void)handle.wait();
                 show_stderr(who, tail);
@@ -234,9 +234,10 @@ std::string exec_not_found_message(const ExecConfig& exec) {
     return out;
 }
 
-Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec) {
+Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec,
+                                        const std::function<int()>& pending_signal) {
     int exit_code = 0;
-    TRY_ASSIGN(std::string output, run_and_capture(exec, exit_code));
+    TRY_ASSIGN(std::string output, run_and_capture(exec, exit_code, pending_signal));
     const std::string who = fmt::format("exec credential plugin {}", exec.command);
     if (exit_code != 0) {
         return Status(Code::unauthorized, fmt::format("{}: exited with status {}", who, exit_code));
@@ -282,7 +283,7 @@ Result<ExecCredentials> ExecCredentialProvider::get() {
         return *m_cached;
     }
     ++m_runs;
-    TRY_ASSIGN(ExecCredentials fresh, run_exec_plugin(m_exec));
+    TRY_ASSIGN(ExecCredentials fresh, run_exec_plugin(m_exec, m_pending_signal));
     fresh.generation = static_cast<std::uint64_t>(m_runs);
     add_secret(fresh.token.reveal());  // never printed, whoever prints what
     add_secret(fresh.client_key_pem.reveal());

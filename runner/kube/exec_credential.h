@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -22,8 +23,10 @@ struct ExecCredentials {
 };
 
 // Runs the plugin once and parses its ExecCredential. Code::unauthorized when it fails;
-// the message never quotes the plugin's output (it holds the credential).
-Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec);
+// the message never quotes the plugin's output (it holds the credential). A signal that
+// `pending_signal` (when set) reports kills the plugin: Code::cancelled.
+Result<ExecCredentials> run_exec_plugin(const ExecConfig& exec,
+                                        const std::function<int()>& pending_signal = {});
 
 // KUBERNETES_EXEC_INFO for a non-interactive run: an ExecCredential of
 // `exec.api_version` whose spec has interactive false and, when the kubeconfig asked
@@ -42,8 +45,9 @@ Result<ExecCredentials> parse_exec_credential(const std::string& output, const s
 // connection. Thread-safe; a get() that runs the plugin makes the others wait for it.
 class ExecCredentialProvider {
   public:
-    ExecCredentialProvider(ExecConfig exec, Clock& clock)
-        : m_exec(std::move(exec)), m_clock(clock) {}
+    // `pending_signal` (optional): a signal it reports stops a plugin run.
+    ExecCredentialProvider(ExecConfig exec, Clock& clock, std::function<int()> pending_signal = {})
+        : m_exec(std::move(exec)), m_clock(clock), m_pending_signal(std::move(pending_signal)) {}
 
     // The cached credentials, or fresh ones once they expired or were invalidated.
     Result<ExecCredentials> get();
@@ -56,6 +60,7 @@ class ExecCredentialProvider {
   private:
     ExecConfig m_exec;
     Clock& m_clock;
+    const std::function<int()> m_pending_signal;
     mutable Mutex m_mutex;
     std::optional<ExecCredentials> m_cached GUARDED_BY(m_mutex);
     int m_runs GUARDED_BY(m_mutex) = 0;

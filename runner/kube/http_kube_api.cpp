@@ -129,8 +129,9 @@ Result<std::string> HttpKubeApi::call(const HttpRequest& request) {
         seed = static_cast<std::uint64_t>(m_random.uniform() * 9.0e18);
     }
     Random random(seed);
-    Status status = retry_transient(m_clock, random, m_options.retry, deadline,
-                                    [&] { return attempt(request, body); });
+    Status status = retry_transient(
+        m_clock, random, m_options.retry, deadline, [&] { return attempt(request, body); },
+        m_options.pending_signal);
     if (!status.is_ok()) {
         return Status(status.code(), m_transport->scrub(status.message()));
     }

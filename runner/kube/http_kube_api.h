@@ -24,6 +24,9 @@ struct HttpOptions {
     // The exec plugin's credentials, shared by every connection of one session; when
     // null, each HttpKubeApi runs the plugin for itself.
     std::shared_ptr<ExecCredentialProvider> exec_credentials = {};
+    // The SIGTERM/SIGINT received, or 0 (Env::pending_signal): one ends a retry back-off
+    // at once. Unset: no signal ends it.
+    std::function<int()> pending_signal = {};
 };
 
 // Threads: one thread makes the calls (a watch blocks it); cancel_watches() may come

@@ -8,8 +8,6 @@
 #include <Poco/Exception.h>
 #include <fmt/format.h>
 
-#include "runner/base/signals.h"
-
 namespace envgate::kube {
 
 Duration Backoff::next() {
@@ -24,7 +22,8 @@ Duration Backoff::next() {
 }
 
 Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, TimePoint deadline,
-                       const std::function<Attempt()>& attempt) {
+                       const std::function<Attempt()>& attempt,
+                       const std::function<int()>& pending_signal) {
     Backoff backoff(policy, random);
     for (int tries = 1;; ++tries) {
         Attempt result = attempt();
@@ -39,7 +38,7 @@ Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, 
                                       tries, tries == 1 ? "" : "s"));
         }
         clock.sleep_until(wake);
-        if (int sig = pending_signal(); sig != 0) {  // a cancelled job does not retry
+        if (int sig = pending_signal ? pending_signal() : 0; sig != 0) {
             return Status(Code::cancelled,
                           fmt::format("{} (stopped by signal {})", result.status.message(), sig));
         }

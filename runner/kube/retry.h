@@ -58,9 +58,11 @@ struct Attempt {
 // Runs `attempt` until it succeeds or fails with a non-transient code, sleeping between
 // tries on `clock`. Stops when the next sleep would pass `deadline` or the attempt budget
 // is spent, and returns the last failure with "(gave up after N attempts)" appended.
-// A SIGTERM/SIGINT received during a sleep ends it at once with Code::cancelled.
+// A SIGTERM/SIGINT that `pending_signal` reports (when set) after a sleep ends the loop
+// at once with Code::cancelled: a cancelled job does not retry.
 Status retry_transient(Clock& clock, Random& random, const RetryPolicy& policy, TimePoint deadline,
-                       const std::function<Attempt()>& attempt);
+                       const std::function<Attempt()>& attempt,
+                       const std::function<int()>& pending_signal);
 
 // Parses a Retry-After value: delta-seconds or an HTTP date (relative to `now`).
 std::optional<Duration> parse_retry_after(const std::string& value, TimePoint now);

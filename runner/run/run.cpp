@@ -81,11 +81,9 @@ int run_run(const RunOptions& o, Context& ctx) {
     // -o json: stdout is the report alone (a script pipes it to jq); the log, the lock's
     // messages and the steps' output go to stderr.
     const bool json = o.output == "json";
-    Context run_ctx{ctx.in,     json ? ctx.err : ctx.out, ctx.err, ctx.clock,
-                    ctx.getenv, ctx.pending_signal};
+    Context run_ctx{ctx.in, json ? ctx.err : ctx.out, ctx.err, ctx.env, ctx.getenv};
     JobLog log(run_ctx.out, ctx.clock, log_settings_from(ctx.getenv, ::isatty(json ? 2 : 1) != 0));
-    PosixProcessRunner processes;
-    Upgrade upgrade(*config, target, run_ctx, log, processes, *settings);
+    Upgrade upgrade(*config, target, run_ctx, log, ctx.env.processes(), *settings);
     std::string section = "envgate_run_" + env->name;
     log.section_start(section, "envgate run " + env->name);
     int code = upgrade.run();

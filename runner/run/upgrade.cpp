@@ -100,8 +100,8 @@ int Upgrade::plan() {
     }
     bool any_gate = std::any_of(m_plan.begin(), m_plan.end(), [](auto& p) { return p.gate; });
     if (any_gate) {
-        auto session = open_kube_session({m_settings.kubeconfig, m_env.kube_context, std::nullopt},
-                                         m_ctx, m_log);
+        auto session = m_ctx.env.connect_kube(
+            {m_settings.kubeconfig, m_env.kube_context, std::nullopt}, m_ctx.getenv, m_log);
         if (!session) {
             m_ctx.err << "envgate run: " << m_log.mask(session.status().message()) << "\n";
             return exit_for(session.status(), Stage::connect);
@@ -270,7 +270,7 @@ int Upgrade::run_qa(const Planned& p, StepReport& step) {
     qa->spec.step = "qa";
     qa->spec.wait_timeout = m_settings.wait_timeout.value_or(qa->spec.wait_timeout);
     locks::LockManager manager(*qa->store, m_ctx.clock, m_ctx.out, m_ctx.pending_signal,
-                               lock_manager_options(m_ctx.clock));
+                               lock_manager_options(m_ctx.env));
     auto got = manager.acquire(qa->spec, m_me);
     if (!got || got->end != locks::AcquireEnd::acquired) {
         step.state = StepState::failed;

@@ -17,8 +17,8 @@
 
 #include "locks/heartbeat.h"
 #include "locks/lock_manager.h"
-#include "runner/base/context.h"
 #include "runner/config/config.h"
+#include "runner/connect/context.h"
 #include "runner/connect/kube_session.h"
 #include "runner/connect/lock_target.h"
 #include "runner/connect/step_runner.h"

@@ -86,9 +86,9 @@ int Upgrade::lock() {
             return k_exit_lock_not_obtained;
         }
     }
-    m_manager = std::make_unique<locks::LockManager>(*m_lock->store, m_ctx.clock, m_ctx.out,
-                                                     m_ctx.pending_signal,
-                                                     lock_manager_options(m_ctx.clock));
+    m_manager =
+        std::make_unique<locks::LockManager>(*m_lock->store, m_ctx.clock, m_ctx.out,
+                                             m_ctx.pending_signal, lock_manager_options(m_ctx.env));
     m_log.section_start(upgrade_section(m_env.name, "lock"),
                         "lock " + m_env.name + " for " + m_me.id);
     auto got = m_manager->acquire(m_lock->spec, m_me);

@@ -1,4 +1,4 @@
-// Runs a command in-process with a Context of string streams, a FakeClock and a fixed
+// Runs a command in-process with a Context of string streams, a FakeEnv and a fixed
 // environment, and captures its exit code, stdout and stderr.
 #pragma once
 
@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "runner/base/context.h"
-#include "test/fakes/fake_clock.h"
+#include "runner/connect/context.h"
+#include "test/fakes/fake_env.h"
 
 namespace envgate::test {
 
@@ -24,8 +24,8 @@ CapturedRun capture_run(Command command, std::map<std::string, std::string> vars
     std::istringstream in;
     std::ostringstream out;
     std::ostringstream err;
-    FakeClock clock{TimePoint{}};
-    Context ctx{in, out, err, clock,
+    FakeEnv env{TimePoint{}};
+    Context ctx{in, out, err, env,
                 [vars = std::move(vars)](const std::string& k) -> std::optional<std::string> {
                     auto it = vars.find(k);
                     return it == vars.end() ? std::nullopt : std::optional(it->second);

@@ -12,7 +12,7 @@
 
 #include "runner/base/exit_status.h"
 #include "runner/cli.h"
-#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_env.h"
 #include "test/generate/test_repo.h"
 
 namespace envgate {
@@ -82,8 +82,8 @@ struct Fixture {
         std::istringstream in;
         std::ostringstream sout;
         std::ostringstream serr;
-        test::FakeClock clock(TimePoint{});
-        Context ctx{in, sout, serr, clock,
+        test::FakeEnv env(TimePoint{});
+        Context ctx{in, sout, serr, env,
                     [&vars](const std::string& k) -> std::optional<std::string> {
                         auto it = vars.find(k);
                         return it == vars.end() ? std::nullopt : std::optional(it->second);

@@ -80,7 +80,8 @@ BOOST_AUTO_TEST_CASE(sigterm_kills_a_hung_plugin_within_a_second) {
     SigtermAfter sigterm(200ms);
     auto t0 = Steady::now();
     auto creds = kube::run_exec_plugin(
-        {"client.authentication.k8s.io/v1", plugin.path, {}, {}, std::chrono::seconds(60)});
+        {"client.authentication.k8s.io/v1", plugin.path, {}, {}, std::chrono::seconds(60)},
+        pending_signal);
     double took = seconds_since(t0);
     BOOST_REQUIRE(!creds.is_ok());
     BOOST_TEST(creds.status().code() == Code::cancelled);
@@ -94,12 +95,15 @@ BOOST_AUTO_TEST_CASE(sigterm_ends_the_retry_back_off_at_once) {
     kube::Random random(1);
     kube::RetryPolicy policy;
     int attempts = 0;
-    Status s = kube::retry_transient(clock, random, policy, clock.now() + 60s, [&] {
-        if (++attempts == 1) {
-            set_pending_signal(SIGTERM);
-        }
-        return kube::Attempt{Status(Code::transient, "POST jobs: 500"), std::nullopt};
-    });
+    Status s = kube::retry_transient(
+        clock, random, policy, clock.now() + 60s,
+        [&] {
+            if (++attempts == 1) {
+                set_pending_signal(SIGTERM);
+            }
+            return kube::Attempt{Status(Code::transient, "POST jobs: 500"), std::nullopt};
+        },
+        pending_signal);
     set_pending_signal(0);
     BOOST_TEST(s.code() == Code::cancelled);
     BOOST_TEST(attempts == 1);
@@ -107,7 +111,7 @@ BOOST_AUTO_TEST_CASE(sigterm_ends_the_retry_back_off_at_once) {
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_ends_a_real_clock_sleep_within_a_second) {
-    RealClock clock;
+    RealClock clock(pending_signal);
     SigtermAfter sigterm(200ms);
     auto t0 = Steady::now();
     clock.sleep_until(clock.now() + 30s);

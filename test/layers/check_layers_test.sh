@@ -55,6 +55,12 @@ plant runner/connect/gitlab_members.cpp 'Code h(int s) { switch (s) { case 404: 
 plant runner/kube/kubeconfig_entry.cpp 'Poco::Base64Decoder* d = nullptr;' "base64"
 plant runner/generate/render_child.cpp "std::string q(char c) { return c == '\\'' ? \"'\\\\''\" : \"\"; }" \
   "shell-quote"
+plant runner/cmd_lock.cpp 'RealClock clock;' "real-object"
+plant runner/run/run.cpp 'PosixProcessRunner processes;' "real-object"
+plant runner/connect/lock_target.cpp 'auto s = std::make_unique<FileStore>(path);' "real-object"
+plant runner/status_gates.cpp 'auto k = open_kube_session(t, g, c, p, l);' "real-object"
+plant runner/cmd_unlock.cpp 'auto m = make_gitlab_members(s);' "real-object"
+plant runner/kube/retry.cpp '#include "runner/base/signals.h"' "signal-read"
 
 [ "$failures" = 0 ] || { echo "$failures planted violation(s) not caught"; exit 1; }
 echo "every planted violation was caught"

@@ -20,7 +20,7 @@
 #include "runner/cmd_dashboard.h"
 #include "runner/report/dashboard.h"
 #include "runner/report/render.h"
-#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_env.h"
 #include "test/locks/store_factories.h"
 
 using namespace envgate;
@@ -336,8 +336,8 @@ BOOST_AUTO_TEST_CASE(dashboard_command_shows_the_status_figures_of_each_lock) {
     o.refresh_seconds = 30;
     std::istringstream in;
     std::ostringstream out, err;
-    test::FakeClock clock(k_now);
-    Context ctx{in, out, err, clock, [](const std::string&) { return std::nullopt; }};
+    test::FakeEnv env(k_now);
+    Context ctx{in, out, err, env, [](const std::string&) { return std::nullopt; }};
     BOOST_REQUIRE(run_dashboard(o, ctx) == 0);
     auto html = read_file(o.out_dir + "/index.html");
     BOOST_REQUIRE(html.is_ok());

@@ -12,7 +12,7 @@
 #include "runner/base/exit_status.h"
 #include "runner/config/config.h"
 #include "runner/run/upgrade.h"
-#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_env.h"
 
 using namespace envgate;
 
@@ -49,10 +49,11 @@ void take_over(const std::filesystem::path& locks) {
 // One environment, gstg, with a file store in a temp directory and a deploy step.
 struct Fixture {
     std::filesystem::path dir = Poco::TemporaryFile::tempName() + "-upgrade";
-    test::FakeClock clock{*parse_rfc3339("2026-01-01T00:00:00Z")};
+    test::FakeEnv env{*parse_rfc3339("2026-01-01T00:00:00Z")};
+    test::FakeClock& clock = env.fake_clock;
     std::istringstream in;
     std::ostringstream out, err;
-    Context ctx{in, out, err, clock,
+    Context ctx{in, out, err, env,
                 [](const std::string&) -> std::optional<std::string> { return std::nullopt; }};
     JobLog log{out, clock, {}};
     Config config;

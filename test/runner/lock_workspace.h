@@ -14,7 +14,7 @@
 #include "runner/cmd_lock.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
-#include "test/fakes/fake_clock.h"
+#include "test/fakes/fake_env.h"
 #include "test/locks/store_factories.h"
 
 namespace envgate::test {
@@ -91,8 +91,10 @@ struct Workspace {
         std::istringstream in;
         std::ostringstream out;
         std::ostringstream err;
-        test::FakeClock clock(k_t0 + std::chrono::hours(1));
-        Context ctx{in, out, err, clock, [env](const std::string& name) {
+        test::FakeEnv fake(k_t0 + std::chrono::hours(1));
+        fake.gitlab_factory = make_gitlab_members;  // the real client, to a server of the test's
+        fake.real_kube = true;  // the Lease store's kubeconfig and server are the test's too
+        Context ctx{in, out, err, fake, [env](const std::string& name) {
                         auto it = env.find(name);
                         return it == env.end() ? std::nullopt
                                                : std::optional<std::string>(it->second);
