@@ -6,8 +6,11 @@
 // runs in-process, without a cluster, a process or a network.
 //
 // The fake API refuses the extra connections a gate opens for its watches: the gate then
-// polls, in the test's thread, on the fake clock (the watch path has its own tests, in
-// test/gate/, on real time). `on_job_created` plays the Job controller.
+// polls, in the test's thread. Its waits between passes compare the fake clock's now()
+// with their end in real-time slices, and nothing moves the fake clock meanwhile, so
+// `on_job_created` (the Job controller) should end each Job at once, a failed one with its
+// pods, for the gate to decide on its first pass (the watch path and waiting gates have
+// their own tests, in test/gate/).
 #pragma once
 
 #include <atomic>
@@ -109,7 +112,18 @@ class FakeEnv : public Env {
         explicit Connection(FakeEnv& env) : SharedKubeApi(env.kube), m_env(env) {}
         Result<nlohmann::json> create(const kube::ResourceRef& r,
                                       const nlohmann::json& o) override {
-            auto made = SharedKubeApi::create(r, o);
+            if (r.resource == "selfsubjectaccessreviews") {  // answered, never stored
+                nlohmann::json review = o;
+                review["status"] = {{"allowed", true}};
+                return review;
+            }
+            nlohmann::json object = o;
+            if (r.resource == "jobs") {  // the API server's defaults: a selector of its pods
+                const std::string name = object["metadata"].value("name", "");
+                object["spec"]["selector"]["matchLabels"] = {{"job-name", name}};
+                object["spec"]["template"]["metadata"]["labels"]["job-name"] = name;
+            }
+            auto made = SharedKubeApi::create(r, object);
             if (made && r.resource == "jobs" && m_env.on_job_created) {
                 m_env.on_job_created(*made);
             }
