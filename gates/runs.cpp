@@ -7,6 +7,21 @@
 #include "gates/failures.h"
 
 namespace envgate::gates {
+
+SeenRun container_run_n(const Pod& pod, const ContainerStatus& c, const std::string& key, int n,
+                        const std::optional<ShownRun>& shown) {
+    SeenRun run;
+    run.key = key + "/" + std::to_string(n);
+    run.number = n;
+    if (shown && shown->number == n) {
+        run.failure = shown->failure;
+    } else {
+        run.seen_end = false;
+        run.failure.pod = pod.name;
+        run.failure.container = c.name;
+    }
+    return run;
+}
 namespace {
 
 using namespace std::string_view_literals;
@@ -80,17 +95,9 @@ void add_container_runs(const Pod& pod, const ContainerStatus& c, const RunsBefo
     const int first = was->second + 1;
     std::optional<ShownRun> shown = shown_failed_run(pod, c);
     for (int n = first; n <= now->second; ++n) {
-        SeenRun run;
-        run.key = key + "/" + std::to_string(n);
-        run.number = n;
-        if (shown && shown->number == n) {
-            run.failure = shown->failure;
-        } else {
-            // Replaced by a later run before any pass saw it end: a failed run all the
-            // same (the restart count says so), of which nothing else is known.
-            run.seen_end = false;
-            run.failure.pod = pod.name;
-            run.failure.container = c.name;
+        SeenRun run = container_run_n(pod, c, key, n, shown);
+        if (!run.seen_end) {
+            // A failed run all the same (the restart count says so).
             run.failure.kind = FailureKind::restart;
             run.failure.at = shown ? shown->failure.at : std::nullopt;
         }

@@ -4,10 +4,12 @@
 // entry are each derived from exactly one of them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gates/counting.h"
+#include "gates/failures.h"
 #include "gates/snapshot.h"
 #include "gates/verdict.h"
 
@@ -29,6 +31,12 @@ struct RunsBefore {
 // that no pass listed. `ending`: the Job is failing or failed (a pod deleted then is the
 // controller stopping it). Counts and words are left to the caller. Adds the pods to
 // `pods_failed` (kept sorted).
+// Run `n` of container `c` (its runs keyed `key`): as `shown` shows it when that is run
+// `n`, else one a later run replaced before any pass saw it end (seen_end false; only
+// its pod and container known). The caller adds what it knows of such a run.
+SeenRun container_run_n(const Pod& pod, const ContainerStatus& c, const std::string& key, int n,
+                        const std::optional<ShownRun>& shown);
+
 std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pods,
                               const RunsBefore& before, const RunCounts& after, int failed_pods,
                               bool ending, TimePoint now, std::vector<std::string>& pods_failed);

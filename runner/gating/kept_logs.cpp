@@ -10,6 +10,7 @@
 #include "gates/decode_json.h"
 #include "gates/failures.h"
 #include "gates/restarts.h"
+#include "gates/runs.h"
 #include "runner/base/secrets.h"
 
 namespace envgate {
@@ -257,15 +258,8 @@ std::vector<gates::SeenRun> remembered_runs(const gates::Job& job,
                 }
                 std::optional<gates::ShownRun> shown = gates::shown_failed_run(pod, c);
                 for (int n = 1; n <= counted->second; ++n) {
-                    gates::SeenRun run;
-                    run.key = key + "/" + std::to_string(n);
-                    run.number = n;
-                    if (shown && shown->number == n) {
-                        run.failure = shown->failure;
-                    } else {
-                        run.seen_end = false;
-                        run.failure.pod = pod.name;
-                        run.failure.container = c.name;
+                    gates::SeenRun run = gates::container_run_n(pod, c, key, n, shown);
+                    if (!run.seen_end) {
                         run.message = fmt::format(
                             "container {} of pod {} failed (its run {}), as an earlier run of "
                             "the gate counted; the pod no longer shows how it ended",
