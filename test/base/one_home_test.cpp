@@ -53,6 +53,14 @@ BOOST_AUTO_TEST_CASE(decode_base64_reads_padded_text_and_refuses_other_character
     BOOST_TEST(decode_base64("").value_or("?") == "");
     BOOST_TEST(!decode_base64("a-b_").has_value());  // base64url: turned first by the caller
     BOOST_TEST(!decode_base64("not base64!").has_value());
+    // A bad character after more than a short string's worth of bytes: refused, and the
+    // bytes decoded so far are freed (the fuzzer once saw them leak).
+    std::string long_prefix;
+    for (int i = 0; i < 15; ++i) {
+        long_prefix += "QUFB";  // "AAA"
+    }
+    BOOST_TEST(decode_base64(long_prefix).value_or("?") == std::string(45, 'A'));
+    BOOST_TEST(!decode_base64(long_prefix + "\xc3\xa9UFB").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(quote_for_shell_leaves_bare_words_and_quotes_the_rest) {
