@@ -47,39 +47,11 @@ class Fd {
     int m_fd;
 };
 
-// A temp file written for an atomic rename: unlinked when its scope ends without the
-// rename (an error or an exception), so no partial or empty file stays beside a record.
-class TempFile {
-  public:
-    explicit TempFile(std::string path) : m_path(std::move(path)) {}
-    ~TempFile() {
-        if (!m_path.empty()) {
-            ::unlink(m_path.c_str());
-        }
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-    // The temp file is the record now (renamed), or is left as a crash would leave it.
-    void renamed() { m_path.clear(); }
-    void keep() { m_path.clear(); }
-
-  private:
-    std::string m_path;
-};
-
 Status lock_exclusive(int fd, const std::string& path) {
     while (::flock(fd, LOCK_EX) != 0) {
         if (errno != EINTR) {
             return io_error("cannot flock", path);
         }
-    }
-    return Status::ok();
-}
-
-Status fsync_directory(const std::string& dir) {
-    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (fd.get() < 0 || ::fsync(fd.get()) != 0) {
-        return io_error("cannot fsync", dir);
     }
     return Status::ok();
 }
@@ -394,20 +366,7 @@ Result<std::string> FileStore::write_waiter(const std::string& name, const Waite
     std::int64_t revision = version.empty() ? 1 : std::stoll(version) + 1;
     nlohmann::json j = waiter_to_json(name, waiter);
     j["revision"] = revision;
-    const std::string text = dump_json(j, 2) + "\n";
-    std::string temp = dir + "/.tmp." + std::to_string(::getpid());
-    TempFile pending(temp);
-    {
-        Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-        if (fd.get() < 0) {
-            return io_error("cannot create", temp);
-        }
-        TRY(write_all(fd.get(), text, temp));
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-        return io_error("cannot rename onto", path);
-    }
-    pending.renamed();
+    TRY(write_file_atomic(path, dump_json(j, 2) + "\n"));
     return std::to_string(revision);
 }
 
@@ -461,28 +420,10 @@ Status FileStore::write_locked(const std::string& name, const LockRecord& record
     nlohmann::json j = to_json(stored_form(record));  // own queue records live apart
     j["name"] = name;
     j["revision"] = revision;
-    const std::string text = dump_json(j, 2) + "\n";  // before the temp file: nothing to undo
-    std::string temp = m_directory + "/." + name + ".json.tmp." + std::to_string(::getpid());
-    TempFile pending(temp);  // removed on every path out but the rename
-    {
-        Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-        if (fd.get() < 0) {
-            return io_error("cannot create", temp);
-        }
-        TRY(write_all(fd.get(), text, temp));
-        if (::fsync(fd.get()) != 0) {
-            return io_error("cannot fsync", temp);
-        }
-    }
-    if (m_before_rename && !m_before_rename()) {
-        pending.keep();  // the tests' crash before the rename leaves what a crash leaves
-        return Status(Code::io, "write of " + path + " stopped before the rename");
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-        return io_error("cannot rename onto", path);
-    }
-    pending.renamed();
-    TRY(fsync_directory(m_directory));
+    // Synced file, rename, synced folder: a record survives a power loss. The tests' crash
+    // hook stops the write before the rename, leaving the temp file as a crash would.
+    TRY(write_file_atomic(path, dump_json(j, 2) + "\n",
+                          {.sync_directory = true, .before_rename = m_before_rename}));
     new_version = std::to_string(revision);
     return Status::ok();
 }

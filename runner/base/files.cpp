@@ -51,7 +51,8 @@ Result<std::string> read_file(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-Status write_file_atomic(const std::string& path, const std::string& content) {
+Status write_file_atomic(const std::string& path, const std::string& content,
+                         const AtomicWrite& how) {
     std::filesystem::path target(path);
     std::error_code ec;
     if (target.has_parent_path()) {
@@ -62,12 +63,15 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
         }
     }
     // A fresh name, created here or not at all: never through a symlink or into a file
-    // someone placed in the report directory beforehand.
+    // someone placed in the directory beforehand.
+    const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+    const std::string hidden = "." + target.filename().string() + ".tmp.";
     std::random_device random;
     std::string tmp;
     int fd = -1;
     for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-        tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(random());
+        tmp = (folder / hidden).string() + std::to_string(::getpid()) + "." +
+              std::to_string(random());
         fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno != EEXIST) {
             break;
@@ -76,32 +80,45 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
     if (fd < 0) {
         return errno_status("cannot create", tmp);
     }
-    // Closed and unlinked on every path out but the rename, an exception included, so a
-    // failed write leaves no temp file in the report directory.
+    // Closed and unlinked on every path out but the rename (and the crash hook's stop),
+    // an exception included, so a failed write leaves no temp file behind.
     struct Pending {
         int open_fd;
         std::string temp;
-        bool renamed = false;
+        bool keep = false;
         ~Pending() {
             if (open_fd >= 0) {
                 ::close(open_fd);
             }
-            if (!renamed) {
+            if (!keep) {
                 ::unlink(temp.c_str());
             }
         }
     } pending{fd, tmp};
-    Status st = write_all(fd, mask_secrets(content), tmp);
-    if (st.is_ok() && ::fsync(fd) != 0) {
-        st = errno_status("cannot sync", tmp);
+    TRY(write_all(fd, mask_secrets(content), tmp));
+    if (::fsync(fd) != 0) {
+        return errno_status("cannot sync", tmp);
     }
     ::close(pending.open_fd);
     pending.open_fd = -1;
-    if (st.is_ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-        st = errno_status("cannot rename to", path);
+    if (how.before_rename && !how.before_rename()) {
+        pending.keep = true;
+        return Status(Code::io, "write of " + path + " stopped before the rename");
     }
-    pending.renamed = st.is_ok();
-    return st;
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        return errno_status("cannot rename to", path);
+    }
+    pending.keep = true;
+    if (how.sync_directory) {
+        const int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0) {
+            return errno_status("cannot open", folder.string());
+        }
+        Status synced = ::fsync(dir_fd) == 0 ? Status::ok() : errno_status("cannot sync", folder);
+        ::close(dir_fd);
+        return synced;
+    }
+    return Status::ok();
 }
 
 }  // namespace envgate

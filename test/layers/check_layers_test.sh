@@ -50,6 +50,7 @@ plant runner/cmd_lint.cpp 'int f(Code c) { switch (c) { case Code::invalid: retu
 plant runner/connect/gitlab_members.cpp 'const std::string mask = "[MASKED]";' "masker"
 plant runner/kube/errors.cpp 'auto at = text.find(secret);' "masker"
 plant runner/report/write_reports.cpp 'int g() { return ::rename("a", "b"); }' "atomic-write"
+plant locks/file_store.cpp 'int g() { return ::rename("a", "b"); }' "atomic-write"
 plant runner/connect/gitlab_members.cpp 'Code h(int s) { switch (s) { case 404: return Code::not_found; } return Code::failed; }' \
   "http-status"
 plant runner/kube/kubeconfig_entry.cpp 'Poco::Base64Decoder* d = nullptr;' "base64"
