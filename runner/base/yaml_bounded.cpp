@@ -83,7 +83,15 @@ class Walk {
                           fmt::format("{}: nested more than {} levels deep",
                                       at(m_origin, node.Mark()), m_limits.max_depth));
         }
-        if (node.IsSequence()) {
+        if (node.IsScalar()) {
+            m_bytes += node.Scalar().size();
+            if (m_bytes > m_limits.max_expanded_bytes) {
+                return Status(Code::invalid,
+                              fmt::format("{}: more than {} bytes of text once aliases are "
+                                          "expanded (a long text aliased many times?)",
+                                          at(m_origin, node.Mark()), m_limits.max_expanded_bytes));
+            }
+        } else if (node.IsSequence()) {
             for (const auto& item : node) {
                 TRY(visit(item, depth + 1));
             }
@@ -100,6 +108,7 @@ class Walk {
     const std::string& m_origin;
     const YamlLimits& m_limits;
     std::size_t m_nodes = 0;
+    std::size_t m_bytes = 0;  // scalar text visited
 };
 
 }  // namespace
