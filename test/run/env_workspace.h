@@ -219,6 +219,13 @@ struct EnvWorkspace {
         vars["CI_PIPELINE_URL"] =
             "https://gitlab.example.com/grp/app/-/pipelines/" + std::to_string(id);
     }
+    // A shell outside any pipeline (an operator's): no CI variables.
+    void out_of_pipeline() {
+        for (const char* name :
+             {"CI", "GITLAB_CI", "CI_PROJECT_PATH", "CI_PIPELINE_ID", "CI_PIPELINE_URL"}) {
+            vars.erase(name);
+        }
+    }
 };
 
 inline bool has(const std::string& text, const std::string& part) {

@@ -47,6 +47,17 @@ BOOST_AUTO_TEST_CASE(passes_envgate_variables) {
     BOOST_TEST(r.lines.at(0) == "gprd in gitlab");
 }
 
+// The job's own variables (CI_PIPELINE_ID, ...) reach the step beside envgate's: what
+// run_e2e.sh split_jobs saw as "deploying e1 for 8".
+BOOST_AUTO_TEST_CASE(the_step_inherits_the_job_environment) {
+    BOOST_REQUIRE(::setenv("ENVGATE_TEST_PIPELINE_ID", "8", 1) == 0);
+    Run r = run("echo \"deploying $ENVGATE_ENV for $ENVGATE_TEST_PIPELINE_ID\"", [] { return 0; },
+                {{"ENVGATE_ENV", "e1"}});
+    ::unsetenv("ENVGATE_TEST_PIPELINE_ID");
+    BOOST_REQUIRE(r.exit.is_ok());
+    BOOST_TEST(r.lines.at(0) == "deploying e1 for 8");
+}
+
 BOOST_AUTO_TEST_CASE(a_background_child_holding_the_pipe_does_not_block_the_step) {
     auto started = std::chrono::steady_clock::now();
     Run r = run("sleep 30 & echo started");
