@@ -2,7 +2,10 @@
 # End-to-end tests of `envgate run` against kubesim: usage run_e2e.sh ENVGATE KUBESIM
 # SCENARIO. Each scenario writes an envgate.yml (file lock store, steps that echo, gate
 # Jobs that run as local processes), runs the real binary and checks its exit code, the
-# lock (envgate status --output json), the log and the reports.
+# lock (envgate status --output json), the log and the reports. What a run decides
+# without needing processes, a cluster or real time (exit codes, the failure policy, the
+# order of steps, messages, reports) is unit cases on the fakes: test/run/README.md maps
+# the scenarios that moved there and says why these stay.
 ENVGATE=$1 KUBESIM=$2 SCENARIO=$3
 source "$(dirname "$0")/lib.sh"
 if [[ $SCENARIO == secrets ]]; then start_kubesim --tls; else start_kubesim; fi
@@ -51,59 +54,6 @@ run_bg() {
     BG_PIDS+=("$RUN_PID")
 }
 junit_xpath() { xmllint --xpath "$2" "$1/junit.xml"; }
-
-scenario_clean() {
-    ok_job pre
-    ok_job post
-    write_config 'echo deploying $ENVGATE_ENV'
-    run_envgate 90 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
-    expect_rc 0 "a clean run"
-    log_has "$T/run.log" "deploying e1"
-    log_has "$T/run.log" "envgate run e1: success (exit 0)"
-    expect_lock free
-    check_reports "$T/rep" e1 success
-    [[ $(junit_xpath "$T/rep" 'count(//testcase)') == 4 ]] || fail "want 4 testcases (lock, 2 gates, deploy)"
-    [[ $(junit_xpath "$T/rep" 'count(//failure|//skipped)') == 0 ]] || fail "failures in a clean run"
-    ok "clean run: exit 0, lock free, 4 passing testcases"
-}
-
-scenario_step_fails() {
-    ok_job pre
-    ok_job post
-    write_config 'echo deploying; exit 3'
-    # -o json: the log (the step's own output too) on stderr, the report alone on stdout.
-    run_envgate_json 90 "$T/run.json" "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
-    expect_rc 1 "deploy exited 3"
-    log_has "$T/run.log" "deploying"
-    jq -e '.result == "failed" and .failed_step == "deploy" and .lock.state == "failed"
-        and .lock.unlock_command != null' "$T/run.json" >/dev/null ||
-        fail "run -o json: not a failed deploy with the lock failed: $(cat "$T/run.json")"
-    log_has "$T/run.log" "step deploy exited 3"
-    log_lacks "$T/run.log" "created Job $NS/post"
-    expect_lock failed
-    check_reports "$T/rep" e1 failed
-    junit_xpath "$T/rep" '//testcase[@name="deploy"]/failure' >/dev/null || fail "deploy has no junit failure"
-    junit_xpath "$T/rep" '//testcase[@name="post-migrations"]/skipped' >/dev/null ||
-        fail "post-migrations is not <skipped>"
-    grep -qx "ENVGATE_FAILED_STEP=deploy" "$T/rep/envgate.env" || fail "envgate.env lacks the failed step"
-    grep -qx "ENVGATE_LOCK_STATE=failed" "$T/rep/envgate.env" || fail "envgate.env lacks the lock state"
-    ok "failing step: exit 1, junit failure, later steps skipped, lock failed"
-}
-
-scenario_post_exhausted() {
-    ok_job pre
-    job_manifest "$T/post.yaml" post OnFailure 1 \
-        "$(job_script post "sleep 0.3; echo 'column missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 2")"
-    write_config 'echo deploying'
-    run_envgate 90 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
-    expect_rc 1 "post-migrations exhausted its retries"
-    grep -E '^post-migrations: failed \(MigrationsJobFailed\)' "$T/run.log" >/dev/null ||
-        fail "no failed verdict for post-migrations"
-    grep -E '^ +envgate unlock e1 ' "$T/run.log" >/dev/null || fail "the unlock command is not printed"
-    expect_lock failed
-    check_reports "$T/rep" e1 failed MigrationsJobFailed
-    ok "post-migrations exhausted: exit 1, lock failed, unlock command printed"
-}
 
 scenario_cancel() {
     job_manifest "$T/pre.yaml" pre OnFailure 2 "$(job_script pre 'sleep 60')"
@@ -377,40 +327,6 @@ scenario_infra_after_job() {
     ok "infra error after the Job exists: exit 4, lock held (failed)"
 }
 
-# A failed run, an unlock, the next run: new Jobs (the unlock is part of their names) and
-# the log says whose unlock; another run under that same unlock re-attaches to them.
-scenario_rerun_after_unlock() {
-    ok_job pre
-    job_manifest "$T/post.yaml" post OnFailure 0 "$(job_script post "if [ ! -f '$T/fixed' ]; then
-echo 'PG::UndefinedTable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1; fi; echo post done")"
-    write_config 'echo deploying $ENVGATE_ENV'
-    run_envgate 90 "$T/first.log" run --env e1 --config "$CFG" --report-dir "$T/rep1"
-    expect_rc 1 "post-migrations fails"
-    expect_lock failed
-    local failed_job
-    failed_job=$(sed -nE 's|^created Job [^/]+/(post-[a-z0-9]+)$|\1|p' "$T/first.log")
-    [[ -n $failed_job ]] || fail "no post-migrations Job in the first run's log"
-    "$ENVGATE" unlock e1 --reason "table restored" --config "$CFG" >"$T/unlock.log" 2>&1 ||
-        fail "unlock failed: $(cat "$T/unlock.log")"
-    touch "$T/fixed"
-    run_envgate 90 "$T/second.log" run --env e1 --config "$CFG" --report-dir "$T/rep2"
-    expect_rc 0 "the run after the unlock"
-    expect_lock free
-    grep -qE "^post-migrations: new Job after the unlock by [^ ]+ at [0-9T:-]+Z; " "$T/second.log" ||
-        fail "the log does not say the Job is new after the unlock"
-    local new_job
-    new_job=$(sed -nE 's|^created Job [^/]+/(post-[a-z0-9]+)$|\1|p' "$T/second.log")
-    [[ -n $new_job && $new_job != "$failed_job" ]] ||
-        fail "the run after the unlock did not create a new post-migrations Job ($new_job)"
-    log_lacks "$T/second.log" "re-attached"
-    [[ $("${K[@]}" get job -n "$NS" "$new_job" -o jsonpath='{.metadata.labels.envgate\.dev/unlock}') =~ ^[0-9]+$ ]] ||
-        fail "the new Job lacks the envgate.dev/unlock label"
-    run_envgate 90 "$T/third.log" run --env e1 --config "$CFG" --report-dir "$T/rep3"
-    expect_rc 0 "a run under the same unlock"
-    log_has "$T/third.log" "re-attached to Job $NS/$new_job"
-    ok "rerun after unlock: new Jobs named after the unlock, re-attached under the same unlock"
-}
-
 # A gate and a step the config adds: seed-check, a Job gate after deploy that fails
 # once and then passes, and smoke, a shell step after post-migrations. Both run in
 # their place and show in the job log, the Job's events, junit.xml, summary.md/.html,
@@ -546,81 +462,6 @@ if [ \$n -lt 2 ]; then echo 'seed rows missing' > \"\$KUBESIM_TERMINATION_LOG\";
     ok "added gate and step: run in place, in every report, status, explain and gate"
 }
 
-# ci PIPELINE CMD...: CMD with the CI variables of pipeline PIPELINE of project grp/app.
-ci() {
-    local id=$1
-    shift
-    CI=true CI_PROJECT_PATH=grp/app CI_PIPELINE_ID=$id \
-        CI_PIPELINE_URL=https://gitlab.example.com/grp/app/-/pipelines/$id "$@"
-}
-
-# The jobs of a split child pipeline (`envgate run --only`, `envgate gate`), in GitLab's
-# order, with each pipeline's CI variables: the lock is taken by the diff job, kept
-# between jobs, proven by every job before it acts, failed by the job that fails, and
-# refused to any other pipeline and to a --holder that names one.
-scenario_split_jobs() {
-    ok_job pre
-    job_manifest "$T/post.yaml" post Never 0 \
-        "$(job_script post "if [ ! -f '$T/fixed' ]; then echo 'column missing' > \"\$KUBESIM_TERMINATION_LOG\"; exit 2; fi; echo post fixed")"
-    write_config 'echo deploying $ENVGATE_ENV for $CI_PIPELINE_ID'
-    ci 8 run_envgate 30 "$T/early.log" run --env e1 --config "$CFG" --only deploy --report-dir "$T/r0"
-    expect_rc 3 "a later job of a pipeline that does not hold the lock"
-    log_has "$T/early.log" "the lock is free: this pipeline (grp/app#8) does not hold it"
-    log_lacks "$T/early.log" "deploying"
-    expect_lock free
-    ci 8 run_envgate 30 "$T/diff.log" run --env e1 --config "$CFG" --only diff --report-dir "$T/r1"
-    expect_rc 0 "the diff job takes the lock"
-    log_has "$T/diff.log" "e1 stays locked by grp/app#8 for this pipeline's next job"
-    expect_lock held
-    # Pipeline 7's gate job while pipeline 8 holds e1: refused, no Job created.
-    ci 7 run_envgate 30 "$T/gate7.log" gate --env e1 --gate pre-migrations --config "$CFG" --report-dir "$T/r7"
-    expect_rc 3 "another pipeline's gate"
-    log_has "$T/gate7.log" "held by grp/app#8, not by this pipeline (grp/app#7)"
-    [[ -z $(jobs_in "$NS") ]] || fail "pipeline 7's gate created a Job: $(jobs_in "$NS")"
-    # ... and naming pipeline 8 as the holder is refused in CI.
-    ci 7 run_envgate 30 "$T/holder7.log" run --env e1 --config "$CFG" --only deploy --holder grp/app#8
-    expect_rc 2 "--holder in CI"
-    log_has "$T/holder7.log" 'is refused in GitLab CI'
-    log_lacks "$T/holder7.log" "deploying"
-    # envgate gate runs gates only, not the steps run --only also takes.
-    ci 8 run_envgate 30 "$T/gate-step.log" gate --env e1 --gate deploy --config "$CFG"
-    expect_rc 2 "envgate gate naming a step"
-    log_has "$T/gate-step.log" '--gate "deploy": not a gate'
-    ci 8 run_envgate 60 "$T/gate8.log" gate --env e1 --gate pre-migrations --config "$CFG" --report-dir "$T/r2"
-    expect_rc 0 "the holding pipeline's gate job"
-    local job
-    job=$(job_of "$T/gate8.log")
-    [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.metadata.labels.envgate\.dev/fence}') =~ ^[0-9]+$ ]] ||
-        fail "the gate's Job carries no fencing token"
-    ci 8 run_envgate 30 "$T/deploy.log" run --env e1 --config "$CFG" --only deploy --report-dir "$T/r3"
-    expect_rc 0 "the deploy job"
-    log_has "$T/deploy.log" "deploying e1 for 8"
-    ci 8 run_envgate 60 "$T/post.log" run --env e1 --config "$CFG" --only post-migrations --report-dir "$T/r4"
-    expect_rc 1 "post-migrations fails"
-    expect_lock failed
-    "$ENVGATE" status e1 --config "$CFG" --output json >"$T/status.json"
-    jq -e '.locks[0].lock.failure | .step == "post-migrations" and .reason == "MigrationsJobFailed"' \
-        "$T/status.json" >/dev/null || fail "the failure in the lock: $(cat "$T/status.json")"
-    log_has "$T/post.log" "envgate unlock e1"
-    check_reports "$T/r4" e1 failed MigrationsJobFailed
-    # A retry before the unlock stops at once, with the unlock command.
-    ci 8 run_envgate 30 "$T/retry-held.log" run --env e1 --config "$CFG" --only post-migrations
-    expect_rc 3 "a retry of the failed job before the unlock"
-    log_has "$T/retry-held.log" "held after a failure"
-    log_has "$T/retry-held.log" "envgate unlock e1"
-    run_envgate 30 "$T/unlock.log" unlock e1 --config "$CFG" --reason "column added by hand"
-    expect_rc 0 "unlock"
-    touch "$T/fixed"
-    # After the unlock, the failed job's retry (the same pipeline) takes the lock again.
-    ci 8 run_envgate 60 "$T/retry.log" run --env e1 --config "$CFG" --only post-migrations --report-dir "$T/r5"
-    expect_rc 0 "the retry after the unlock"
-    expect_lock held
-    ci 8 run_envgate 30 "$T/release.log" lock release e1 --config "$CFG"
-    expect_rc 0 "the release job"
-    expect_lock free
-    ok "split jobs: lock taken by diff, kept between jobs, failed by the failing job, fenced against pipeline 7"
-}
-
 # gone_within SECS PID: PID has ended within SECS; prints how long it took, in ms.
 gone_within() {
     local start now
@@ -667,68 +508,6 @@ scenario_step_guardian() {
         fi
     done
     ok "the step ended with envgate (kill -9, kill of its group) and within lease/6 of a SIGSTOP"
-}
-
-# A gate manifest naming another environment's namespace: run, gate and config check all
-# refuse it with exit 2, naming both namespaces, the file and the line, before the lock
-# (none written) and before any Job (none in either namespace). The same manifest naming
-# the environment's own namespace runs.
-scenario_manifest_namespace() {
-    local other
-    other=$(test_ns e2e-other)
-    ok_job pre
-    ok_job post
-    sed -i "s|^  name: post\$|  name: post\n  namespace: $other|" "$T/post.yaml"
-    write_config 'echo deploying'
-    local want="$T/post.yaml:5:14: metadata.namespace: \"$other\" is not the namespace of environment \"e1\" (\"$NS\")"
-    run_envgate 60 "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
-    expect_rc 2 "run with a manifest naming another namespace"
-    log_has "$T/run.log" "$want"
-    log_lacks "$T/run.log" "deploying"
-    run_envgate 60 "$T/gate.log" gate --env e1 --gate post-migrations --config "$CFG" --report-dir "$T/rep-gate"
-    expect_rc 2 "gate with a manifest naming another namespace"
-    log_has "$T/gate.log" "$want"
-    run_envgate 30 "$T/check.log" config check --config "$CFG"
-    expect_rc 2 "config check of a manifest naming another namespace"
-    log_has "$T/check.log" "$want"
-    [[ ! -e $T/locks/e1.json ]] || fail "the lock was written: $(cat "$T/locks/e1.json")"
-    [[ -z $(jobs_in "$NS") ]] || fail "Jobs were created: $(jobs_in "$NS" | tr '\n' ' ')"
-    [[ -z $(jobs_in "$other") ]] || fail "Jobs were created in $other: $(jobs_in "$other" | tr '\n' ' ')"
-    sed -i "s|^  namespace: $other\$|  namespace: $NS|" "$T/post.yaml"
-    run_envgate 30 "$T/check2.log" config check --config "$CFG"
-    expect_rc 0 "config check of a manifest naming its environment's namespace"
-    run_envgate 90 "$T/run2.log" run --env e1 --config "$CFG" --report-dir "$T/rep2"
-    expect_rc 0 "run with a manifest naming its environment's namespace"
-    log_has "$T/run2.log" "deploying"
-    expect_lock free
-    ok "manifest naming another namespace: run, gate and config check exit 2 naming both, nothing touched"
-}
-
-# A step whose command and output hold bytes that are not UTF-8 (\377\376, as a
-# UTF-16 log starts) and that fails: the lock ends failed, not held; run.json is this
-# run's and valid JSON (an earlier run's is not left), junit.xml is valid XML, and no
-# temp file is left beside the lock record or the reports.
-scenario_not_utf8() {
-    ok_job pre
-    ok_job post
-    write_config "$(printf 'echo \377\376 deploying; exit 3')"
-    grep -q $'\377\376' "$CFG" || fail "the config does not hold the raw bytes"
-    mkdir -p "$T/rep"
-    echo '{"schema": "envgate.run/v1", "result": "success", "earlier": true}' >"$T/rep/run.json"
-    run_envgate_json 90 "$T/run.json" "$T/run.log" run --env e1 --config "$CFG" --report-dir "$T/rep"
-    expect_rc 1 "deploy exited 3"
-    log_lacks "$T/run.log" "internal error"
-    jq -e '.result == "failed" and .failed_step == "deploy" and .lock.state == "failed"
-        and (has("earlier") | not)' "$T/rep/run.json" >/dev/null ||
-        fail "run.json is not this failed run: $(head -c 400 "$T/rep/run.json")"
-    jq -e '.steps[] | select(.name == "deploy") | .message | test("exited 3: echo \ufffd\ufffd deploying")' \
-        "$T/rep/run.json" >/dev/null || fail "run.json lacks the command with U+FFFD: $(cat "$T/rep/run.json")"
-    expect_lock failed
-    check_reports "$T/rep" e1 failed
-    local left
-    left=$(find "$T/locks" "$T/rep" -name '*.tmp*')
-    [[ -z $left ]] || fail "temp files left: $left"
-    ok "bytes that are not UTF-8: exit 1, lock failed, run.json this run's, no temp files"
 }
 
 "scenario_$SCENARIO"
