@@ -6,11 +6,15 @@
 // scenario it took over.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+
 #include "test/run/env_workspace.h"
+#include "test/run/report_files.h"
 
 using namespace envgate;
 using envgate::test::EnvWorkspace;
 using envgate::test::has;
+using envgate::test::ReportFiles;
 
 namespace {
 
@@ -40,6 +44,19 @@ class MemoryGitLab : public GroupMembers {
     bool m_down;
 };
 
+// The reasons of the events recorded in namespace gitlab, in order.
+std::vector<std::string> gate_events(EnvWorkspace& w) {
+    std::vector<std::string> reasons;
+    for (const char* group_version : {"events.k8s.io/v1", "v1"}) {
+        auto listed = w.env.kube.list(kube::ResourceRef{group_version, "events", "gitlab", ""}, {});
+        BOOST_REQUIRE(listed.is_ok());
+        for (const auto& event : listed->items) {
+            reasons.push_back(event.value("reason", ""));
+        }
+    }
+    return reasons;
+}
+
 LockOptions lock_options(const EnvWorkspace& w, const char* action, const char* holder) {
     LockOptions o;
     o.action = action;
@@ -63,7 +80,10 @@ BOOST_AUTO_TEST_CASE(run_with_json_output_prints_only_the_report_on_stdout) {
     auto r = w.envgate_run(o);
     BOOST_TEST(r.code == k_exit_failed);
     auto report = nlohmann::json::parse(r.out);  // throws unless stdout is the JSON alone
+    BOOST_TEST(report.value("result", "") == "failed");
     BOOST_TEST(report.value("failed_step", "") == "deploy");
+    BOOST_TEST(report["lock"].value("state", "") == "failed");
+    BOOST_TEST(!report["lock"]["unlock_command"].is_null());
     BOOST_TEST(has(r.err, "deploying"));
     BOOST_TEST(has(r.err, "envgate run e1: failed (exit 1)"));
 }
@@ -154,11 +174,25 @@ BOOST_AUTO_TEST_CASE(gate_without_a_config_runs_its_job_on_the_cluster_alone) {
     g.manifest = w.dir.path() + "/pre.yaml";
     g.namespace_ = "gitlab";
     g.report_dir = w.reports;
+    g.output = "json";
     auto r = w.run([&](Context& c) { return run_gate(g, c); });
     BOOST_TEST(r.code == k_exit_success, r.all());
-    BOOST_TEST(w.jobs_created().size() == 1U);
+    BOOST_TEST(has(r.err, "succeeded (PreMigrationsComplete)"), r.err);
+    auto report = nlohmann::json::parse(r.out);  // -o json: stdout is the report alone
+    BOOST_TEST(report.value("result", "") == "success");
+    BOOST_TEST(report["failed_step"].is_null());
+    BOOST_TEST(report["steps"][0].value("name", "") == "pre-migrations");
+    BOOST_TEST(report["steps"][0].value("state", "") == "passed");
+    BOOST_REQUIRE(w.jobs_created().size() == 1U);
+    BOOST_TEST(has(r.err, "created Job gitlab/" + w.jobs_created()[0]), r.err);
+    BOOST_TEST(gate_events(w).empty());  // a clean pass records none
     BOOST_TEST(!w.lock_written());
-    BOOST_TEST(std::filesystem::exists(w.reports + "/junit.xml"));
+    ReportFiles reports(w.reports);
+    check_reports(reports, "e1", "success");
+    BOOST_TEST(reports.testcases().size() == 1U, reports.junit());
+    BOOST_TEST(reports.dotenv_has_line("ENVGATE_JOB_PRE_MIGRATIONS=" + w.jobs_created()[0]),
+               reports.dotenv());
+    g.output = "text";
     // In GitLab CI a gate runs under its lock: without envgate.yml it is refused.
     w.in_pipeline(9);
     auto in_ci = w.run([&](Context& c) { return run_gate(g, c); });
@@ -181,6 +215,34 @@ BOOST_AUTO_TEST_CASE(gate_whose_job_fails_exits_1) {
     auto r = w.run([&](Context& c) { return run_gate(g, c); });
     BOOST_TEST(r.code == k_exit_failed, r.all());
     BOOST_TEST(has(r.out, "pre-migrations: failed"), r.out);
+}
+
+// gate_e2e.sh rerun_failed: the same gate again after its Job failed re-attaches to
+// it, says the same verdict and records no second event (the memory on the Job).
+BOOST_AUTO_TEST_CASE(a_failed_gate_run_again_reattaches_and_records_no_second_event) {
+    EnvWorkspace w;
+    w.failing["post"] = "exit 5";
+    GateOptions g;
+    g.environment = "e1";
+    g.gate = "post-migrations";
+    g.config = w.dir.path() + "/absent.yml";
+    g.manifest = w.dir.path() + "/post.yaml";
+    g.namespace_ = "gitlab";
+    g.report_dir = w.reports + "/first";
+    auto first = w.run([&](Context& c) { return run_gate(g, c); });
+    BOOST_TEST(first.code == k_exit_failed, first.all());
+    BOOST_REQUIRE(w.jobs_created().size() == 1U);
+    const std::string job = w.jobs_created()[0];
+    const auto before = gate_events(w);
+    BOOST_TEST(std::count(before.begin(), before.end(), "MigrationsFailed") == 1);
+
+    g.report_dir = w.reports + "/second";
+    auto second = w.run([&](Context& c) { return run_gate(g, c); });
+    BOOST_TEST(second.code == k_exit_failed, second.all());
+    BOOST_TEST(has(second.out, "re-attached to Job gitlab/" + job), second.out);
+    BOOST_TEST(has(second.out, "failed (MigrationsJobFailed)"), second.out);
+    BOOST_TEST(w.jobs_stored() == 1U);
+    BOOST_TEST(gate_events(w) == before, boost::test_tools::per_element());
 }
 
 // unlock_gitlab_e2e.sh: in CI, GitLab (through the Env's client) says who runs the job.
