@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "gates/counting.h"
+#include "gates/enum_names.h"
 #include "gates/failures.h"
 #include "gates/messages.h"
 #include "gates/runs.h"
@@ -347,36 +348,21 @@ Verdict evaluate_deleted(const Gate& gate, const GateMemory& memory) {
     return v;
 }
 
+constexpr EnumName<Phase> k_phase_names[] = {
+    {Phase::upgrading, "Upgrading"}, {Phase::failed, "Failed"}, {Phase::succeeded, "Succeeded"}};
+
+constexpr EnumName<State> k_state_names[] = {
+    {State::running, "running"}, {State::suspended, "suspended"}, {State::retrying, "retrying"},
+    {State::failing, "failing"}, {State::failed, "failed"},       {State::succeeded, "succeeded"}};
+
 }  // namespace
 
 const char* phase_name(Phase phase) {
-    switch (phase) {
-        case Phase::upgrading:
-            return "Upgrading";
-        case Phase::failed:
-            return "Failed";
-        case Phase::succeeded:
-            return "Succeeded";
-    }
-    return "Upgrading";
+    return name_of(k_phase_names, phase, "Upgrading");
 }
 
 const char* state_name(State state) {
-    switch (state) {
-        case State::running:
-            return "running";
-        case State::suspended:
-            return "suspended";
-        case State::retrying:
-            return "retrying";
-        case State::failing:
-            return "failing";
-        case State::failed:
-            return "failed";
-        case State::succeeded:
-            return "succeeded";
-    }
-    return "running";
+    return name_of(k_state_names, state, "running");
 }
 
 Verdict evaluate(const Gate& gate, const std::optional<Job>& job, const std::vector<Pod>& pods,

@@ -3,28 +3,20 @@
 #include <cstdint>
 #include <limits>
 
+#include "gates/enum_names.h"
+
 namespace envgate::gates::json_read {
 namespace {
 
+// The word for each JSON type; a number of any kind is "number".
+constexpr EnumName<json::value_t> k_type_names[] = {
+    {json::value_t::null, "null"},        {json::value_t::object, "object"},
+    {json::value_t::array, "array"},      {json::value_t::string, "string"},
+    {json::value_t::boolean, "boolean"},  {json::value_t::binary, "binary"},
+    {json::value_t::discarded, "nothing"}};
+
 const char* type_of(const json& j) {
-    switch (j.type()) {
-        case json::value_t::null:
-            return "null";
-        case json::value_t::object:
-            return "object";
-        case json::value_t::array:
-            return "array";
-        case json::value_t::string:
-            return "string";
-        case json::value_t::boolean:
-            return "boolean";
-        case json::value_t::binary:
-            return "binary";
-        case json::value_t::discarded:
-            return "nothing";
-        default:
-            return "number";
-    }
+    return name_of(k_type_names, j.type(), "number");
 }
 
 std::string shown(const std::string& path) {
