@@ -4,8 +4,19 @@
 #include <tuple>
 
 #include "gates/dns_label.h"
+#include "gates/enum_names.h"
 
 namespace envgate::locks {
+namespace {
+
+constexpr EnumName<LockState> k_state_names[] = {
+    {LockState::free, "free"}, {LockState::held, "held"}, {LockState::failed, "failed"}};
+
+constexpr EnumName<QueueOrder> k_order_names[] = {{QueueOrder::oldest_first, "oldest_first"},
+                                                  {QueueOrder::newest_first, "newest_first"},
+                                                  {QueueOrder::unordered, "unordered"}};
+
+}  // namespace
 
 const Waiter* LockRecord::find_waiter(const std::string& id) const {
     for (const auto& w : waiters) {
@@ -57,36 +68,15 @@ void sort_queue(std::vector<Waiter>& waiters) {
 }
 
 const char* state_name(LockState state) {
-    switch (state) {
-        case LockState::free:
-            return "free";
-        case LockState::held:
-            return "held";
-        case LockState::failed:
-            return "failed";
-    }
-    return "free";
+    return name_of(k_state_names, state, "free");
 }
 
 std::optional<LockState> parse_state(const std::string& text) {
-    for (LockState s : {LockState::free, LockState::held, LockState::failed}) {
-        if (text == state_name(s)) {
-            return s;
-        }
-    }
-    return std::nullopt;
+    return value_of(k_state_names, text);
 }
 
 const char* order_name(QueueOrder order) {
-    switch (order) {
-        case QueueOrder::oldest_first:
-            return "oldest_first";
-        case QueueOrder::newest_first:
-            return "newest_first";
-        case QueueOrder::unordered:
-            return "unordered";
-    }
-    return "oldest_first";
+    return name_of(k_order_names, order, "oldest_first");
 }
 
 const char* on_failure_name(OnFailure policy) {

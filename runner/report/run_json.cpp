@@ -73,17 +73,6 @@ json step_json(const StepReport& s) {
             {"failed_runs", failed_runs}};
 }
 
-template <typename E>
-std::optional<E> enum_from(const std::string& name, const char* (*namer)(E),
-                           std::initializer_list<E> all) {
-    for (E e : all) {
-        if (name == namer(e)) {
-            return e;
-        }
-    }
-    return std::nullopt;
-}
-
 std::optional<std::string> get_opt(const json& j, const char* key) {
     if (!j.contains(key) || j.at(key).is_null()) {
         return std::nullopt;
@@ -123,10 +112,7 @@ StepReport step_from(const json& j) {
     StepReport s;
     s.name = j.at("name").get<std::string>();
     s.kind = j.value("kind", "");
-    s.state = enum_from<StepState>(j.at("state").get<std::string>(), step_state_name,
-                                   {StepState::passed, StepState::failed, StepState::skipped,
-                                    StepState::cancelled, StepState::running})
-                  .value_or(StepState::skipped);
+    s.state = parse_step_state(j.at("state").get<std::string>()).value_or(StepState::skipped);
     s.file = j.value("file", "");
     s.started = get_time(j, "started");
     s.finished = get_time(j, "finished");
@@ -190,10 +176,7 @@ Result<RunReport> parse_run_json(const std::string& text, const std::string& ori
         RunReport r;
         r.environment = j.at("environment").get<std::string>();
         r.namespace_ = j.value("namespace", "");
-        r.result =
-            enum_from<RunResult>(j.at("result").get<std::string>(), run_result_name,
-                                 {RunResult::success, RunResult::failed, RunResult::cancelled})
-                .value_or(RunResult::failed);
+        r.result = parse_run_result(j.at("result").get<std::string>()).value_or(RunResult::failed);
         r.started = get_time(j, "started").value_or(TimePoint{});
         r.finished = get_time(j, "finished").value_or(TimePoint{});
         r.pipeline_url = get_opt(j, "pipeline_url");
@@ -201,9 +184,7 @@ Result<RunReport> parse_run_json(const std::string& text, const std::string& ori
         r.environments_url = get_opt(j, "environments_url");
         const json& l = j.at("lock");
         r.lock.name = l.value("name", "");
-        r.lock.state = enum_from<LockState>(l.value("state", "free"), lock_state_name,
-                                            {LockState::free, LockState::held, LockState::failed})
-                           .value_or(LockState::free);
+        r.lock.state = locks::parse_state(l.value("state", "free")).value_or(LockState::free);
         r.lock.holder = l.value("holder", "");
         r.lock.holder_pipeline_url = get_opt(l, "holder_pipeline_url");
         r.lock.holder_job_url = get_opt(l, "holder_job_url");

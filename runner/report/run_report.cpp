@@ -1,33 +1,36 @@
 #include "runner/report/run_report.h"
 
+#include "gates/enum_names.h"
+
 namespace envgate {
+namespace {
+
+constexpr EnumName<StepState> k_step_state_names[] = {{StepState::passed, "passed"},
+                                                      {StepState::failed, "failed"},
+                                                      {StepState::skipped, "skipped"},
+                                                      {StepState::cancelled, "cancelled"},
+                                                      {StepState::running, "running"}};
+
+constexpr EnumName<RunResult> k_run_result_names[] = {{RunResult::success, "success"},
+                                                      {RunResult::failed, "failed"},
+                                                      {RunResult::cancelled, "cancelled"}};
+
+}  // namespace
 
 const char* step_state_name(StepState s) {
-    switch (s) {
-        case StepState::passed:
-            return "passed";
-        case StepState::failed:
-            return "failed";
-        case StepState::skipped:
-            return "skipped";
-        case StepState::cancelled:
-            return "cancelled";
-        case StepState::running:
-            return "running";
-    }
-    return "unknown";
+    return name_of(k_step_state_names, s, "unknown");
 }
 
 const char* run_result_name(RunResult r) {
-    switch (r) {
-        case RunResult::success:
-            return "success";
-        case RunResult::failed:
-            return "failed";
-        case RunResult::cancelled:
-            return "cancelled";
-    }
-    return "unknown";
+    return name_of(k_run_result_names, r, "unknown");
+}
+
+std::optional<StepState> parse_step_state(std::string_view name) {
+    return value_of(k_step_state_names, name);
+}
+
+std::optional<RunResult> parse_run_result(std::string_view name) {
+    return value_of(k_run_result_names, name);
 }
 
 const char* lock_state_name(LockState s) {

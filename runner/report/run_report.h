@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gates/time.h"
@@ -20,6 +21,9 @@ using LockState = locks::LockState;
 
 const char* step_state_name(StepState s);  // "passed", "failed", ...
 const char* run_result_name(RunResult r);  // "success", "failed", "cancelled"
+// The inverses of the two above: nullopt for a word that names no value.
+std::optional<StepState> parse_step_state(std::string_view name);
+std::optional<RunResult> parse_run_result(std::string_view name);
 const char* lock_state_name(LockState s);  // "free", "held", "failed"
 
 // One change of a gate's verdict, as the job log printed it.
