@@ -106,17 +106,11 @@ Result<WatchEvent> parse_watch_event(std::string_view what, std::string_view lin
     }
     WatchEvent out;
     out.object = std::move(object);
-    if (type == "ADDED") {
-        out.type = EventType::added;
-    } else if (type == "MODIFIED") {
-        out.type = EventType::modified;
-    } else if (type == "DELETED") {
-        out.type = EventType::deleted;
-    } else if (type == "BOOKMARK") {
-        out.type = EventType::bookmark;
-    } else {
+    std::optional<EventType> known = parse_event_type(type);
+    if (!known) {
         return Status(Code::transient, fmt::format("WATCH {}: unknown event type {}", what, type));
     }
+    out.type = *known;
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
+#include "gates/enum_names.h"
 #include "runner/base/secrets.h"
 #include "runner/kube/errors.h"
 
@@ -22,16 +23,12 @@ void add_query(std::string& target, const std::string& key, const std::string& v
     target += (target.find('?') == std::string::npos ? "?" : "&") + key + "=" + encoded;
 }
 
+constexpr EnumName<Propagation> k_propagation_names[] = {{Propagation::background, "Background"},
+                                                         {Propagation::foreground, "Foreground"},
+                                                         {Propagation::orphan, "Orphan"}};
+
 const char* propagation_name(Propagation propagation) {
-    switch (propagation) {
-        case Propagation::background:
-            return "Background";
-        case Propagation::foreground:
-            return "Foreground";
-        case Propagation::orphan:
-            return "Orphan";
-    }
-    return "Background";
+    return name_of(k_propagation_names, propagation, "Background");
 }
 
 std::string object_name(const nlohmann::json& object) {

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "gates/enum_names.h"
+
 namespace envgate::kube {
 
 ResourceRef ResourceRef::with_name(std::string object_name) const {
@@ -66,18 +68,18 @@ std::optional<std::uint64_t> resource_version_number(const std::string& version)
     return n;
 }
 
+// A watch event's "type" for each EventType.
+constexpr EnumName<EventType> k_event_type_names[] = {{EventType::added, "ADDED"},
+                                                      {EventType::modified, "MODIFIED"},
+                                                      {EventType::deleted, "DELETED"},
+                                                      {EventType::bookmark, "BOOKMARK"}};
+
 const char* event_type_name(EventType type) {
-    switch (type) {
-        case EventType::added:
-            return "ADDED";
-        case EventType::modified:
-            return "MODIFIED";
-        case EventType::deleted:
-            return "DELETED";
-        case EventType::bookmark:
-            return "BOOKMARK";
-    }
-    return "UNKNOWN";
+    return name_of(k_event_type_names, type, "UNKNOWN");
+}
+
+std::optional<EventType> parse_event_type(std::string_view name) {
+    return value_of(k_event_type_names, name);
 }
 
 }  // namespace envgate::kube

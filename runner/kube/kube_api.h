@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,8 @@ struct ObjectList {
 
 enum class EventType { added, modified, deleted, bookmark };
 const char* event_type_name(EventType type);  // "ADDED", ...
+// The type a watch event's "type" names; nullopt for any other word (ERROR included).
+std::optional<EventType> parse_event_type(std::string_view name);
 
 // "namespace/name" of an object, and its metadata.resourceVersion ("" when absent).
 std::string object_key(const nlohmann::json& object);
