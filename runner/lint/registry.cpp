@@ -6,13 +6,17 @@
 #include <filesystem>
 #include <sstream>
 
+#include "gates/enum_names.h"
 #include "runner/lint/check.h"
 #include "runner/lint/checks.h"
 
 namespace envgate::lint {
 namespace {
 
-constexpr const char* k_severity_names[] = {"info", "warning", "error", "critical"};
+constexpr EnumName<Severity> k_severity_names[] = {{Severity::info, "info"},
+                                                   {Severity::warning, "warning"},
+                                                   {Severity::error, "error"},
+                                                   {Severity::critical, "critical"}};
 
 // Why a workload runs many copies of its start-up at once, or "" when it does not.
 std::string amplification(const Workload& w, const Objects& all) {
@@ -52,16 +56,11 @@ std::set<std::string> ignored_by_annotation(const Workload& w) {
 }  // namespace
 
 const char* severity_name(Severity s) {
-    return k_severity_names[static_cast<int>(s)];
+    return name_of(k_severity_names, s, "info");
 }
 
 std::optional<Severity> parse_severity(const std::string& name) {
-    for (int i = 0; i < 4; ++i) {
-        if (name == k_severity_names[i]) {
-            return static_cast<Severity>(i);
-        }
-    }
-    return std::nullopt;
+    return value_of(k_severity_names, name);
 }
 
 std::string object_name(const Workload& w) {

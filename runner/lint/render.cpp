@@ -7,6 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "gates/enum_names.h"
+
 namespace envgate::lint {
 namespace {
 
@@ -31,6 +33,11 @@ std::string summary_line(const LintReport& r) {
                        r.findings.size() == 1 ? "" : "s", counts, scope);
 }
 
+constexpr EnumName<Severity> k_codequality_severities[] = {{Severity::info, "info"},
+                                                           {Severity::warning, "minor"},
+                                                           {Severity::error, "major"},
+                                                           {Severity::critical, "critical"}};
+
 std::string position(const Location& l) {
     if (l.pos.line == 0) {
         return l.file;
@@ -41,17 +48,7 @@ std::string position(const Location& l) {
 }  // namespace
 
 const char* codequality_severity(Severity s) {
-    switch (s) {
-        case Severity::info:
-            return "info";
-        case Severity::warning:
-            return "minor";
-        case Severity::error:
-            return "major";
-        case Severity::critical:
-            return "critical";
-    }
-    return "info";
+    return name_of(k_codequality_severities, s, "info");
 }
 
 std::string fingerprint(const Finding& f) {
