@@ -2,36 +2,30 @@
 
 #include <algorithm>
 
+#include "gates/enum_names.h"
 #include "gates/restarts.h"
 
 namespace envgate {
+namespace {
+
+constexpr EnumName<Why> k_why_texts[] = {
+    {Why::pair_unsettled, "no pair of the Job and its pods settled yet"},
+    {Why::deletion_in_flight, "an ending verdict waits for a pod deletion in flight"},
+    {Why::pass_ready, "a pass to act on"},
+    {Why::caches_ahead, "the caches hold changes after the pass"},
+    {Why::change_taken, "a wait took the next change"},
+    {Why::quiet, "nothing to do until a change, a resync or the heartbeat"},
+    {Why::succeeded, "the gate succeeded"},
+    {Why::failed, "the gate failed"},
+    {Why::api_error, "the API refused a read or a write"},
+    {Why::cancelled, "a signal is pending"},
+    {Why::timed_out, "the gate's timeout passed"},
+};
+
+}  // namespace
 
 std::string why_text(Why why) {
-    switch (why) {
-        case Why::pair_unsettled:
-            return "no pair of the Job and its pods settled yet";
-        case Why::deletion_in_flight:
-            return "an ending verdict waits for a pod deletion in flight";
-        case Why::pass_ready:
-            return "a pass to act on";
-        case Why::caches_ahead:
-            return "the caches hold changes after the pass";
-        case Why::change_taken:
-            return "a wait took the next change";
-        case Why::quiet:
-            return "nothing to do until a change, a resync or the heartbeat";
-        case Why::succeeded:
-            return "the gate succeeded";
-        case Why::failed:
-            return "the gate failed";
-        case Why::api_error:
-            return "the API refused a read or a write";
-        case Why::cancelled:
-            return "a signal is pending";
-        case Why::timed_out:
-            return "the gate's timeout passed";
-    }
-    return "";
+    return name_of(k_why_texts, why, "");
 }
 
 bool ending(gates::State state, bool names_failure) {

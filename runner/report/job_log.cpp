@@ -2,27 +2,17 @@
 
 #include <ostream>
 
+#include "gates/enum_names.h"
 #include "runner/report/text.h"
 
 namespace envgate {
 namespace {
 
-const char* sgr(Tone tone) {
-    switch (tone) {
-        case Tone::retrying:
-            return "\x1b[33m";
-        case Tone::failing:
-            return "\x1b[35m";
-        case Tone::failed:
-            return "\x1b[31m";
-        case Tone::succeeded:
-            return "\x1b[32m";
-        case Tone::plain:
-        case Tone::running:
-            return "";
-    }
-    return "";
-}
+// The SGR colour of each tone; plain and running lines are not coloured.
+constexpr EnumName<Tone> k_tone_colours[] = {{Tone::retrying, "\x1b[33m"},
+                                             {Tone::failing, "\x1b[35m"},
+                                             {Tone::failed, "\x1b[31m"},
+                                             {Tone::succeeded, "\x1b[32m"}};
 
 long unix_seconds(TimePoint t) {
     return static_cast<long>(
@@ -107,7 +97,7 @@ std::string JobLog::clean(const std::string& text) const {
 }
 
 void JobLog::line(Tone tone, const std::string& text) {
-    const char* on = m_settings.colour ? sgr(tone) : "";
+    const char* on = m_settings.colour ? name_of(k_tone_colours, tone, "") : "";
     m_out << on << clean(text) << (*on != '\0' ? "\x1b[0m" : "") << "\n" << std::flush;
 }
 
