@@ -14,6 +14,7 @@
 #include "runner/connect/lock_status.h"
 #include "runner/report/render.h"
 #include "runner/status_metrics.h"
+#include "runner/status_read.h"
 #include "runner/status_render.h"
 
 namespace envgate {
@@ -158,22 +159,17 @@ int run_dashboard(const DashboardOptions& o, Context& ctx) {
         ctx.err << "envgate dashboard: " << budget.status().message() << "\n";
         return k_exit_usage;
     }
-    const TimePoint started = ctx.clock.now();
-    std::vector<std::string> names = lock_names(*config, std::nullopt);
     int exit = k_exit_usage;
-    auto read = read_lock_statuses(*config, names, ctx, exit,
-                                   {o.kubeconfig, std::nullopt, o.context, o.namespace_}, *budget);
+    // The figures of `envgate status --output prometheus`, the gates read the same way.
+    auto read =
+        read_status(*config, lock_names(*config, std::nullopt), ctx, exit,
+                    {o.kubeconfig, std::nullopt, o.context, o.namespace_}, GateSource{}, *budget);
     if (!read) {
         return exit;
     }
-    std::vector<LockStatus> locks = std::move(*read);
-    // The figures of `envgate status --output prometheus`, the gates read the same way.
-    const TimePoint now = ctx.clock.now();
-    std::vector<GateRuns> gates;
-    if (!config->gates.empty()) {
-        gates = read_gate_runs(*config, names, ctx, std::nullopt, std::nullopt,
-                               std::max<Duration>(*budget - (now - started), Duration::zero()));
-    }
+    const std::vector<LockStatus>& locks = read->locks;
+    const std::vector<GateRuns>& gates = read->gates;
+    const TimePoint now = read->now;
     for (const auto& g : gates) {
         if (!g.error.empty()) {
             model.notes.push_back("the gates of " + g.environment + ": " + g.error);

@@ -3,7 +3,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -14,6 +13,7 @@
 #include "runner/base/utf8.h"
 #include "runner/config/config.h"
 #include "runner/status_metrics.h"
+#include "runner/status_read.h"
 
 namespace envgate {
 
@@ -35,21 +35,20 @@ int run_status(const StatusOptions& o, Context& ctx) {
         ctx.err << "envgate status: " << budget.status().message() << "\n";
         return k_exit_usage;
     }
-    const TimePoint started = ctx.clock.now();
-    std::vector<std::string> names = lock_names(*config, o.env);
     int exit = k_exit_usage;
-    auto read = read_lock_statuses(*config, names, ctx, exit,
-                                   {o.kubeconfig, std::nullopt, o.context, o.namespace_}, *budget);
+    std::optional<GateSource> gate_source;
+    if (o.output == "prometheus") {
+        gate_source = GateSource{o.kubeconfig, o.context};
+    }
+    auto read =
+        read_status(*config, lock_names(*config, o.env), ctx, exit,
+                    {o.kubeconfig, std::nullopt, o.context, o.namespace_}, gate_source, *budget);
     if (!read) {
         return exit;
     }
-    std::vector<LockStatus> out = std::move(*read);
-    TimePoint now = ctx.clock.now();
-    std::vector<GateRuns> gates;
-    if (o.output == "prometheus" && !config->gates.empty()) {
-        gates = read_gate_runs(*config, names, ctx, o.kubeconfig, o.context,
-                               std::max<Duration>(*budget - (now - started), Duration::zero()));
-    }
+    const std::vector<LockStatus>& out = read->locks;
+    const std::vector<GateRuns>& gates = read->gates;
+    const TimePoint now = read->now;
     if (o.output == "prometheus" && !o.textfile.empty()) {
         Status written = write_file_atomic(o.textfile, render_status_prometheus(out, gates, now));
         if (!written.is_ok()) {
