@@ -247,23 +247,30 @@ GateResult GateActor::finish(Why why, const std::string& detail, int signal,
                                  signal, m_id.namespace_, m_id.name),
                      exit_for_signal(signal)));
         case Why::timed_out:
-            // The Job is not stopped: its pods go on (and retry) on their own. The step's
-            // command stays the last verdict's (what to look at first); the message says
-            // how to stop the Job.
-            return close(fail(
-                StepState::failed, "GateTimeout",
-                fmt::format("the gate's timeout of {} passed; last verdict: {}. The Job {}/{} was "
-                            "left as it is: its migration still runs (and retries). To stop it: "
-                            "kubectl -n {} delete job/{}",
-                            format_duration(m_settings.timeout),
-                            m_step.history.empty() ? std::string("none yet")
-                                                   : m_step.history.back().message,
-                            m_id.namespace_, m_id.name, gates::shell_quote(m_id.namespace_),
-                            gates::shell_quote(m_id.name)),
-                k_exit_failed));
+            return close(timed_out());
         default:
             return close(fail(StepState::failed, "KubernetesApiError", detail, k_exit_infra));
     }
+}
+
+int GateActor::timed_out() {
+    // The Job is not stopped: its pods go on (and retry) on their own. The step's command
+    // stays the last verdict's (what to look at first); the message says how to stop the
+    // Job, and the log prints that command on a line of its own, as every command it
+    // prints, so that it is copied whole.
+    const std::string stop =
+        fmt::format("kubectl -n {} delete job/{}", gates::shell_quote(m_id.namespace_),
+                    gates::shell_quote(m_id.name));
+    const std::string told = fmt::format(
+        "the gate's timeout of {} passed; last verdict: {}. The Job {}/{} was left as it is: "
+        "its migration still runs (and retries). To stop it:",
+        format_duration(m_settings.timeout),
+        m_step.history.empty() ? std::string("none yet") : m_step.history.back().message,
+        m_id.namespace_, m_id.name);
+    const int code = fail(StepState::failed, "GateTimeout", told + " " + stop, k_exit_failed, true);
+    m_log.line(Tone::failed, fmt::format("{}: {}: {}", m_step.name, m_step.reason, told));
+    m_log.command(stop);
+    return code;
 }
 
 GateResult GateActor::close(int exit_code) {

@@ -85,6 +85,8 @@ class GateActor {
     void report_change(const gates::Verdict& v, const std::optional<gates::Job>& job);
     // Ends the step with `state`; `said` when the verdict line already told the log.
     int fail(StepState state, std::string reason, std::string message, int code, bool said = false);
+    // Ends the step at the gate's timeout: its words, and the command that stops the Job.
+    int timed_out();
     GateResult close(int exit_code);
 
     kube::KubeApi& m_api;
