@@ -50,27 +50,56 @@ RememberedRun record_of(const SeenRun& run, const std::vector<const Pod*>& pods)
 
 }  // namespace
 
+const std::vector<RememberedRun>& RememberedRuns::list() const {
+    static const std::vector<RememberedRun> k_none;
+    return m_runs ? *m_runs : k_none;
+}
+
+std::vector<RememberedRun>& RememberedRuns::edit() {
+    if (!m_runs) {
+        m_runs = std::make_shared<std::vector<RememberedRun>>();
+    } else if (m_runs.use_count() > 1) {
+        m_runs = std::make_shared<std::vector<RememberedRun>>(*m_runs);
+    }
+    return *m_runs;
+}
+
 void remember_runs(GateMemory& memory, const std::vector<SeenRun>& runs,
                    const std::vector<const Pod*>& pods) {
-    for (const SeenRun& run : runs) {
-        if (remembered(memory, run.key) == nullptr) {
-            memory.runs.push_back(record_of(run, pods));
+    // Only the newest k_remembered_runs of them can be kept; a pass that lists none
+    // new (nearly every pass) leaves the shared records alone.
+    const std::size_t from = runs.size() > static_cast<std::size_t>(k_remembered_runs)
+                                 ? runs.size() - k_remembered_runs
+                                 : 0;
+    int skipped = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (remembered(memory, runs[i].key) != nullptr) {
+            continue;
         }
+        if (i < from) {
+            ++skipped;  // dropped at once: as if kept, then pushed out
+            continue;
+        }
+        memory.runs.edit().push_back(record_of(runs[i], pods));
     }
+    memory.runs_forgotten += skipped;
     const auto excess = static_cast<int>(memory.runs.size()) - k_remembered_runs;
     if (excess > 0) {
-        memory.runs.erase(memory.runs.begin(), memory.runs.begin() + excess);
+        auto& kept = memory.runs.edit();
+        kept.erase(kept.begin(), kept.begin() + excess);
         memory.runs_forgotten += excess;
     }
 }
 
 void note_kept(GateMemory& memory, std::string_view key, std::string_view job_url, bool tail_kept) {
-    for (RememberedRun& r : memory.runs) {
-        if (r.key == key) {
-            r.seen_by = std::string(job_url);
-            r.tail_kept = tail_kept;
-        }
+    const RememberedRun* r = remembered(memory, key);
+    if (r == nullptr || (r->seen_by == job_url && r->tail_kept == tail_kept)) {
+        return;
     }
+    const auto at = static_cast<std::size_t>(r - memory.runs.list().data());
+    RememberedRun& changed = memory.runs.edit()[at];
+    changed.seen_by = std::string(job_url);
+    changed.tail_kept = tail_kept;
 }
 
 }  // namespace envgate::gates

@@ -84,7 +84,7 @@ json counts_to_json(const GateMemory& m) {
             {"failed_runs", m.failed_runs},
             {"failures_seen", m.failures_seen},
             {"pods_failed", m.pods_failed},
-            {"runs", runs_to_json(m.runs)},
+            {"runs", runs_to_json(m.runs.list())},
             {"runs_forgotten", m.runs_forgotten},
             {"failure_recorded", m.failure_recorded},
             {"completed", m.completed},
@@ -121,7 +121,7 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
     TRY(read_array(j, "runs", p, [&](const json& item, const std::string& ip) {
         RememberedRun r;
         TRY(read_remembered_run(item, ip, r));
-        m.runs.push_back(std::move(r));
+        m.runs.edit().push_back(std::move(r));
         return Status::ok();
     }));
     TRY(read_count(j, "runs_forgotten", p, m.runs_forgotten));

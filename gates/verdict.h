@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -72,6 +73,35 @@ struct RememberedRun {
 inline constexpr int k_remembered_runs = 50;
 inline constexpr std::size_t k_remembered_text_bytes = 400;
 
+// The remembered runs of a memory, shared by its copies until one changes them: the
+// gate copies its memory with every pass, and 50 records copied are some 200
+// allocations (gates_bench). Compared by value.
+class RememberedRuns {
+  public:
+    RememberedRuns() = default;
+    RememberedRuns(std::vector<RememberedRun> runs)  // implicit: runs are assigned as a list
+        : m_runs(std::make_shared<std::vector<RememberedRun>>(std::move(runs))) {}
+
+    const std::vector<RememberedRun>& list() const;
+    // The runs to change, no longer shared with any copy.
+    std::vector<RememberedRun>& edit();
+
+    std::size_t size() const { return list().size(); }
+    bool empty() const { return list().empty(); }
+    const RememberedRun& operator[](std::size_t i) const { return list()[i]; }
+    const RememberedRun& front() const { return list().front(); }
+    const RememberedRun& back() const { return list().back(); }
+    auto begin() const { return list().begin(); }
+    auto end() const { return list().end(); }
+
+    bool operator==(const RememberedRuns& other) const {
+        return m_runs == other.m_runs || list() == other.list();
+    }
+
+  private:
+    std::shared_ptr<std::vector<RememberedRun>> m_runs;
+};
+
 // Survives between passes (process memory) and processes (Job annotations).
 struct GateMemory {
     std::string job_uid;  // the Job this memory belongs to; another Job starts afresh
@@ -93,7 +123,7 @@ struct GateMemory {
     std::vector<std::string> pods_failed;
     // Every failed run a pass listed, in the order the passes listed them (oldest
     // first), the newest k_remembered_runs of them; `runs_forgotten` older ones dropped.
-    std::vector<RememberedRun> runs;
+    RememberedRuns runs;
     int runs_forgotten = 0;
     bool failure_recorded = false;  // the *Failed event was recorded
     bool completed = false;         // the Job was seen Complete / SuccessCriteriaMet

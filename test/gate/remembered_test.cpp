@@ -67,16 +67,18 @@ gates::GateMemory memory() {
     m.job_uid = "job-uid";
     m.failed_runs = {{"a-uid/migrations", 2}, {"b-uid/migrations", 1}};
     m.pods_failed = {"a-uid"};
-    m.runs = {record("a-uid/migrations/1", "mig-a", 1, 1, "container migrations exited 3: run 1",
-                     "2026-01-01T00:00:10Z"),
-              record("a-uid/migrations/2", "mig-a", 2, 2, "container migrations exited 3: run 2",
-                     "2026-01-01T00:00:20Z"),
-              record("a-uid", "mig-a", 0, 1, "pod mig-a was deleted", "2026-01-01T00:00:30Z"),
-              record("b-uid/migrations/1", "mig-b", 1, 1, "container migrations exited 3: run 4",
-                     "2026-01-01T00:00:40Z")};
-    m.runs[2].container.reset();
-    m.runs[2].tail_kept = false;  // its log was gone before the first job could read it
-    m.runs[2].limit = 7;
+    m.runs = std::vector<gates::RememberedRun>{
+        record("a-uid/migrations/1", "mig-a", 1, 1, "container migrations exited 3: run 1",
+               "2026-01-01T00:00:10Z"),
+        record("a-uid/migrations/2", "mig-a", 2, 2, "container migrations exited 3: run 2",
+               "2026-01-01T00:00:20Z"),
+        record("a-uid", "mig-a", 0, 1, "pod mig-a was deleted", "2026-01-01T00:00:30Z"),
+        record("b-uid/migrations/1", "mig-b", 1, 1, "container migrations exited 3: run 4",
+               "2026-01-01T00:00:40Z")};
+    gates::RememberedRun& deletion = m.runs.edit()[2];
+    deletion.container.reset();
+    deletion.tail_kept = false;  // its log was gone before the first job could read it
+    deletion.limit = 7;
     return m;
 }
 
@@ -107,7 +109,7 @@ BOOST_AUTO_TEST_CASE(runs_of_a_gone_pod_are_listed_from_memory_in_order) {
 // is what the pods show, as before.
 BOOST_AUTO_TEST_CASE(memory_without_records_lists_what_the_pods_show) {
     gates::GateMemory old = memory();
-    old.runs.clear();
+    old.runs = {};
     auto listed = remembered_listing(onfailure_job(), {replacement()}, old);
     BOOST_REQUIRE(listed.size() == 1U);
     BOOST_TEST(listed[0].run.key == "b-uid/migrations/1");
