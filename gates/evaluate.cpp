@@ -6,6 +6,7 @@
 #include "gates/counting.h"
 #include "gates/enum_names.h"
 #include "gates/failures.h"
+#include "gates/memory.h"
 #include "gates/messages.h"
 #include "gates/runs.h"
 
@@ -302,6 +303,8 @@ Verdict evaluate_present(const Gate& gate, const Job& job, const std::vector<Pod
     v.memory.attempts = std::max(v.memory.attempts, v.counts.attempt);
     count_runs(job, p.pods, a, v);
     explain(p, v);
+    // What a later run of the gate lists of them once their pods are gone.
+    remember_runs(v.memory, v.runs, p.pods);
     v.last_failure = v.memory.last_failure;
     return v;
 }

@@ -32,6 +32,49 @@ Status read_failure(const json& j, const std::string& p, Failure& f) {
     return Status::ok();
 }
 
+json remembered_run_to_json(const RememberedRun& r) {
+    return {{"key", r.key},
+            {"pod", r.pod},
+            {"container", r.container ? json(*r.container) : json(nullptr)},
+            {"run", r.number},
+            {"index", r.index ? json(*r.index) : json(nullptr)},
+            {"counted", r.counted},
+            {"attempt", r.attempt},
+            {"limit", r.limit},
+            {"text", r.text},
+            {"at", optional_time(r.at)},
+            {"seen_by", r.seen_by},
+            {"tail_kept", r.tail_kept}};
+}
+
+json runs_to_json(const std::vector<RememberedRun>& runs) {
+    json out = json::array();
+    for (const RememberedRun& r : runs) {
+        out.push_back(remembered_run_to_json(r));
+    }
+    return out;
+}
+
+Status read_remembered_run(const json& j, const std::string& p, RememberedRun& r) {
+    TRY(expect_object(j, p));
+    TRY(read_string(j, "key", p, r.key));
+    if (r.key.empty()) {
+        return {Code::invalid, child(p, "key") + ": expected the run's key, got none"};
+    }
+    TRY(read_string(j, "pod", p, r.pod));
+    TRY(read_string(j, "container", p, r.container));
+    TRY(read_count(j, "run", p, r.number));
+    TRY(read_count(j, "index", p, r.index));
+    TRY(read_bool(j, "counted", p, r.counted));
+    TRY(read_count(j, "attempt", p, r.attempt));
+    TRY(read_count(j, "limit", p, r.limit));
+    TRY(read_string(j, "text", p, r.text));
+    TRY(read_time(j, "at", p, r.at));
+    TRY(read_string(j, "seen_by", p, r.seen_by));
+    TRY(read_bool(j, "tail_kept", p, r.tail_kept));
+    return Status::ok();
+}
+
 json counts_to_json(const GateMemory& m) {
     return {{"job", {{"uid", m.job_uid}, {"namespace", m.job_namespace}, {"name", m.job_name}}},
             {"observed_failures", m.observed_failures},
@@ -41,6 +84,8 @@ json counts_to_json(const GateMemory& m) {
             {"failed_runs", m.failed_runs},
             {"failures_seen", m.failures_seen},
             {"pods_failed", m.pods_failed},
+            {"runs", runs_to_json(m.runs.list())},
+            {"runs_forgotten", m.runs_forgotten},
             {"failure_recorded", m.failure_recorded},
             {"completed", m.completed},
             {"ended", m.ended ? json{{"type", m.ended->type},
@@ -72,6 +117,14 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
     TRY(read_string_list(j, "failures_seen", p, m.failures_seen));
     TRY(read_string_list(j, "pods_failed", p, m.pods_failed));
     std::sort(m.pods_failed.begin(), m.pods_failed.end());
+    // Absent from memory written before runs were remembered: none known.
+    TRY(read_array(j, "runs", p, [&](const json& item, const std::string& ip) {
+        RememberedRun r;
+        TRY(read_remembered_run(item, ip, r));
+        m.runs.edit().push_back(std::move(r));
+        return Status::ok();
+    }));
+    TRY(read_count(j, "runs_forgotten", p, m.runs_forgotten));
     TRY(read_bool(j, "failure_recorded", p, m.failure_recorded));
     TRY(read_bool(j, "completed", p, m.completed));
     if (const json* ended = field(j, "ended"); ended != nullptr && !ended->is_null()) {

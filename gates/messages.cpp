@@ -151,20 +151,6 @@ void explain_suspended(const Pass& p, Verdict& v) {
     }
 }
 
-// What one failed run was: its failure, or what is known of a run no pass saw end.
-std::string run_text(const SeenRun& run) {
-    if (run.seen_end) {
-        return describe_failure(run.failure);
-    }
-    if (run.number > 0) {
-        return "container " + run.failure.container.value_or("?") + " of pod " + run.failure.pod +
-               " failed (its run " + std::to_string(run.number) +
-               "); it restarted before the gate saw that run end, so how it ended is not known";
-    }
-    return "a pod of the Job failed and was gone before the gate listed it (the Job's "
-           "status.failed counts it)";
-}
-
 // Why a count fell with this run: an OnFailure pod that failed as a whole takes its
 // restarts out of the restart count.
 std::string dropped_text(const SeenRun& run) {
@@ -331,6 +317,19 @@ void explain_succeeded(const Pass& p, Verdict& v) {
 }
 
 }  // namespace
+
+std::string run_text(const SeenRun& run) {
+    if (run.seen_end) {
+        return describe_failure(run.failure);
+    }
+    if (run.number > 0) {
+        return "container " + run.failure.container.value_or("?") + " of pod " + run.failure.pod +
+               " failed (its run " + std::to_string(run.number) +
+               "); it restarted before the gate saw that run end, so how it ended is not known";
+    }
+    return "a pod of the Job failed and was gone before the gate listed it (the Job's "
+           "status.failed counts it)";
+}
 
 void explain(const Pass& p, Verdict& v) {
     explain_runs(p, v);

@@ -40,6 +40,9 @@ struct Pass {
 // event of each run in `v.runs` (their counts already set).
 void explain(const Pass& p, Verdict& v);
 
+// What one failed run was: its failure, or what is known of a run no pass saw end.
+std::string run_text(const SeenRun& run);
+
 // "container migrations exited 1 (Error): ..." or "none observed".
 std::string last_failure_text(const GateMemory& mem);
 

@@ -3,6 +3,8 @@
 // (GateMemory). Plain values: gates/verdict_json.h and gates/memory_json.h encode them.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -45,6 +47,61 @@ struct EndedBy {
     bool operator==(const EndedBy&) const = default;
 };
 
+// A failed run a pass listed, kept so that a later run of the gate (envgate killed and
+// run again, a new CI job) lists it once its pod is gone: who it was, its one-line text,
+// when it failed, and whose report keeps its log tail.
+struct RememberedRun {
+    std::string key;  // SeenRun::key: "UID/container/N", "UID" or "status.failed/N"
+    std::string pod;  // empty for a failed pod no pass listed
+    std::optional<std::string> container;
+    int number = 0;            // the container's run number; 0: the pod failed as a whole
+    std::optional<int> index;  // its pod's completion index (Indexed Jobs)
+    bool counted = true;       // false: a podFailurePolicy rule Ignores it
+    int attempt = 0;           // its line's "attempt N of M" (Counts::attempt, limit)
+    int limit = 0;
+    std::string text;  // "container migrations exited 3 (Error): ...", cut
+    std::optional<TimePoint> at;
+    // The CI job (CI_JOB_URL) whose reports keep the run's log tail; empty: not known.
+    std::string seen_by;
+    bool tail_kept = false;  // that job read and kept its log tail
+
+    bool operator==(const RememberedRun&) const = default;
+};
+
+// The memory keeps the newest runs only: annotations hold 256 KiB in all, and a crash
+// loop may fail thousands of times. A run's text is cut to k_remembered_text_bytes.
+inline constexpr int k_remembered_runs = 50;
+inline constexpr std::size_t k_remembered_text_bytes = 400;
+
+// The remembered runs of a memory, shared by its copies until one changes them: the
+// gate copies its memory with every pass, and 50 records copied are some 200
+// allocations (gates_bench). Compared by value.
+class RememberedRuns {
+  public:
+    RememberedRuns() = default;
+    RememberedRuns(std::vector<RememberedRun> runs)  // implicit: runs are assigned as a list
+        : m_runs(std::make_shared<std::vector<RememberedRun>>(std::move(runs))) {}
+
+    const std::vector<RememberedRun>& list() const;
+    // The runs to change, no longer shared with any copy.
+    std::vector<RememberedRun>& edit();
+
+    std::size_t size() const { return list().size(); }
+    bool empty() const { return list().empty(); }
+    const RememberedRun& operator[](std::size_t i) const { return list()[i]; }
+    const RememberedRun& front() const { return list().front(); }
+    const RememberedRun& back() const { return list().back(); }
+    auto begin() const { return list().begin(); }
+    auto end() const { return list().end(); }
+
+    bool operator==(const RememberedRuns& other) const {
+        return m_runs == other.m_runs || list() == other.list();
+    }
+
+  private:
+    std::shared_ptr<std::vector<RememberedRun>> m_runs;
+};
+
 // Survives between passes (process memory) and processes (Job annotations).
 struct GateMemory {
     std::string job_uid;  // the Job this memory belongs to; another Job starts afresh
@@ -64,6 +121,10 @@ struct GateMemory {
     // The pods (uids, sorted) whose failure as a whole a pass reported, counted or
     // ignored: each such run is reported once (its container runs are in failed_runs).
     std::vector<std::string> pods_failed;
+    // Every failed run a pass listed, in the order the passes listed them (oldest
+    // first), the newest k_remembered_runs of them; `runs_forgotten` older ones dropped.
+    RememberedRuns runs;
+    int runs_forgotten = 0;
     bool failure_recorded = false;  // the *Failed event was recorded
     bool completed = false;         // the Job was seen Complete / SuccessCriteriaMet
     std::optional<EndedBy> ended;   // the Job was seen failing or failed

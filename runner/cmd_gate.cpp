@@ -159,6 +159,7 @@ int run_unlocked_gate(const GateOptions& o, Context& ctx) {
     settings.instance = instance_name(ctx);
     settings.cluster = describe_cluster(session->config);
     settings.pending_signal = ctx.pending_signal;
+    settings.job_url = ctx.getenv("CI_JOB_URL").value_or("");
 
     RunReport report;
     report.environment = o.environment;

@@ -2,16 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "gates/counting.h"
 #include "gates/failures.h"
+#include "gates/memory.h"
 #include "gates/memory_json.h"
 #include "gates/messages.h"
 #include "runner/base/exit_code.h"
 #include "runner/base/exit_status.h"
 #include "runner/gating/gate_pass.h"
 #include "runner/gating/kept_logs.h"
+#include "runner/gating/remembered.h"
 #include "runner/report/text.h"
 
 namespace envgate {
@@ -60,16 +63,29 @@ void GateActor::report_remembered(const gates::Job& job, const std::vector<gates
         return;
     }
     // A rerun lists first the failed runs an earlier run of the gate counted on this Job
-    // (its memory), then those it sees itself (kept_logs.h).
-    auto remembered = remembered_runs(job, pods, memory);
+    // (its memory): as the pods still show them, else as the memory remembers them
+    // (remembered.h); then those it sees itself.
+    auto remembered = remembered_listing(job, pods, memory);
     if (!remembered.empty()) {
         m_log.line(Tone::plain,
                    fmt::format("{}: {} failed run(s) an earlier run of the gate counted "
                                "on this Job:",
                                m_step.name, remembered.size()));
     }
-    for (const gates::SeenRun& run : remembered) {
-        keep_run(m_api, m_log, m_id, pods, run, m_step);
+    if (memory.runs_forgotten > 0) {
+        m_step.failed_runs_forgotten = memory.runs_forgotten;
+        m_log.line(Tone::plain,
+                   fmt::format("{}: {} older failed run(s) are no longer remembered (the "
+                               "gate's memory keeps the newest {}): those whose pods are "
+                               "gone are not listed",
+                               m_step.name, memory.runs_forgotten, gates::k_remembered_runs));
+    }
+    for (const RememberedListing& listed : remembered) {
+        if (listed.shown) {
+            keep_run(m_api, m_log, m_id, pods, listed.run, m_step);
+        } else {
+            keep_remembered_run(m_log, listed, m_step);
+        }
     }
 }
 
@@ -81,6 +97,16 @@ void GateActor::report_pass(const std::optional<gates::Job>& job,
         keep_run(m_api, m_log, m_id, pods, v.runs.back(), m_step);  // kept already, or the ending's
     }
     refresh_log_commands(m_id, pods, m_step);
+}
+
+void GateActor::note_kept(gates::GateMemory& memory,
+                          const std::vector<gates::SeenRun>& runs) const {
+    for (const gates::SeenRun& run : runs) {
+        auto kept = std::find_if(m_step.failed_runs.begin(), m_step.failed_runs.end(),
+                                 [&](const FailedRun& f) { return f.key == run.key; });
+        const bool tail = kept != m_step.failed_runs.end() && !kept->log_tail.empty();
+        gates::note_kept(memory, run.key, m_settings.job_url, tail);
+    }
 }
 
 void GateActor::record_events(const gates::Verdict& v) {
@@ -221,23 +247,30 @@ GateResult GateActor::finish(Why why, const std::string& detail, int signal,
                                  signal, m_id.namespace_, m_id.name),
                      exit_for_signal(signal)));
         case Why::timed_out:
-            // The Job is not stopped: its pods go on (and retry) on their own. The step's
-            // command stays the last verdict's (what to look at first); the message says
-            // how to stop the Job.
-            return close(fail(
-                StepState::failed, "GateTimeout",
-                fmt::format("the gate's timeout of {} passed; last verdict: {}. The Job {}/{} was "
-                            "left as it is: its migration still runs (and retries). To stop it: "
-                            "kubectl -n {} delete job/{}",
-                            format_duration(m_settings.timeout),
-                            m_step.history.empty() ? std::string("none yet")
-                                                   : m_step.history.back().message,
-                            m_id.namespace_, m_id.name, gates::shell_quote(m_id.namespace_),
-                            gates::shell_quote(m_id.name)),
-                k_exit_failed));
+            return close(timed_out());
         default:
             return close(fail(StepState::failed, "KubernetesApiError", detail, k_exit_infra));
     }
+}
+
+int GateActor::timed_out() {
+    // The Job is not stopped: its pods go on (and retry) on their own. The step's command
+    // stays the last verdict's (what to look at first); the message says how to stop the
+    // Job, and the log prints that command on a line of its own, as every command it
+    // prints, so that it is copied whole.
+    const std::string stop =
+        fmt::format("kubectl -n {} delete job/{}", gates::shell_quote(m_id.namespace_),
+                    gates::shell_quote(m_id.name));
+    const std::string told = fmt::format(
+        "the gate's timeout of {} passed; last verdict: {}. The Job {}/{} was left as it is: "
+        "its migration still runs (and retries). To stop it:",
+        format_duration(m_settings.timeout),
+        m_step.history.empty() ? std::string("none yet") : m_step.history.back().message,
+        m_id.namespace_, m_id.name);
+    const int code = fail(StepState::failed, "GateTimeout", told + " " + stop, k_exit_failed, true);
+    m_log.line(Tone::failed, fmt::format("{}: {}: {}", m_step.name, m_step.reason, told));
+    m_log.command(stop);
+    return code;
 }
 
 GateResult GateActor::close(int exit_code) {

@@ -47,6 +47,11 @@ class GateActor {
     void report_remembered(const gates::Job& job, const std::vector<gates::Pod>& pods,
                            const gates::GateMemory& memory);
 
+    // Notes on `memory`'s records of `runs` (the pass's, kept by report_pass) that this
+    // CI job's reports keep them, and whether with their log tails: what a later run of
+    // the gate says of them once their pods are gone.
+    void note_kept(gates::GateMemory& memory, const std::vector<gates::SeenRun>& runs) const;
+
     // The pass's Events: one per counted run, named by the run, then the verdict's own.
     // Recorded before the memory is saved: a crash in between records them again under
     // the same names, which the API refuses as AlreadyExists.
@@ -80,6 +85,8 @@ class GateActor {
     void report_change(const gates::Verdict& v, const std::optional<gates::Job>& job);
     // Ends the step with `state`; `said` when the verdict line already told the log.
     int fail(StepState state, std::string reason, std::string message, int code, bool said = false);
+    // Ends the step at the gate's timeout: its words, and the command that stops the Job.
+    int timed_out();
     GateResult close(int exit_code);
 
     kube::KubeApi& m_api;

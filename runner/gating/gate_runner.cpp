@@ -199,6 +199,7 @@ Result<bool> GateRunner::act(const Watched& gate, Pass& pass, LoopState& state, 
         actor.report_remembered(*pass.decoded, pass.pods, state.memory);
     }
     actor.report_pass(pass.decoded, pass.pods, v);
+    actor.note_kept(pass.verdict.memory, v.runs);
     actor.record_events(v);
     bool save = pass.job && memory_to_save(state.saved, v, pass.decoded, pass.pods, pods_gone);
     if (save && pass.decoded && gate.cache != nullptr) {

@@ -23,6 +23,9 @@ struct GateRunSettings {
     OnCancel on_cancel = OnCancel::leave;
     std::string instance = "envgate";  // reportingInstance of events
     std::string cluster;               // "kubeconfig context C, server S": named by API errors
+    // This CI job (CI_JOB_URL; empty: not known): a later run of the gate names it as
+    // the one whose reports keep the log tails of the failed runs this run listed.
+    std::string job_url;
     std::function<int()> pending_signal = [] { return 0; };
 };
 

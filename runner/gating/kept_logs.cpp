@@ -244,66 +244,27 @@ void refresh_log_commands(const JobIdentity& job, const std::vector<gates::Pod>&
     }
 }
 
-std::vector<gates::SeenRun> remembered_runs(const gates::Job& job,
-                                            const std::vector<gates::Pod>& pods,
-                                            const gates::GateMemory& memory) {
-    std::vector<gates::SeenRun> out;
-    for (const gates::Pod& pod : pods) {
-        for (const auto* list : {&pod.init_containers, &pod.containers}) {
-            for (const gates::ContainerStatus& c : *list) {
-                const std::string key = gates::run_key(pod, c);
-                auto counted = memory.failed_runs.find(key);
-                if (counted == memory.failed_runs.end()) {
-                    continue;
-                }
-                std::optional<gates::ShownRun> shown = gates::shown_failed_run(pod, c);
-                for (int n = 1; n <= counted->second; ++n) {
-                    gates::SeenRun run = gates::container_run_n(pod, c, key, n, shown);
-                    if (!run.seen_end) {
-                        run.message = fmt::format(
-                            "container {} of pod {} failed (its run {}), as an earlier run of "
-                            "the gate counted; the pod no longer shows how it ended",
-                            c.name, pod.name, n);
-                    }
-                    out.push_back(std::move(run));
-                }
-            }
-        }
-        const std::string& uid = pod.uid.empty() ? pod.name : pod.uid;
-        if (std::binary_search(memory.pods_failed.begin(), memory.pods_failed.end(), uid)) {
-            gates::SeenRun run;
-            run.key = uid;
-            run.failure = gates::pod_failure_of(pod);
-            if (auto why = gates::ignore_reason(job, pod)) {
-                run.counted = false;
-                run.ignored_why = *why;
-            }
-            out.push_back(std::move(run));
-        }
+void keep_listed(JobLog& log, FailedRun run, StepReport& step) {
+    if (std::any_of(step.failed_runs.begin(), step.failed_runs.end(),
+                    [&](const FailedRun& kept) { return kept.key == run.key; })) {
+        return;  // listed already
     }
-    // Oldest first: by when each ended (a run whose end is not shown before its
-    // container's next), then by run number, and two pods that failed in the same second
-    // by their last writes, as gates::new_runs orders them.
-    std::map<std::string, std::uint64_t> written;
-    for (const gates::Pod& pod : pods) {
-        written[pod.name] = pod.resource_version;
+    run.run = static_cast<int>(step.failed_runs.size()) + 1;
+    std::string where =
+        run.pod.empty() ? std::string("a pod no pass listed")
+                        : fmt::format("pod {}{}", run.pod,
+                                      run.container.empty() ? "" : ", container " + run.container);
+    std::string section = fmt::format("{}-failed-run-{}", step.name, run.run);
+    if (run.log_tail.empty()) {
+        log.line(Tone::plain, fmt::format("failed run {} ({}): {}", run.run, where, run.log_note));
+    } else {
+        log.section_start(
+            section, fmt::format("log of failed run {} ({}): {}", run.run, where, run.log_note),
+            true);
+        log.line(Tone::plain, "    " + run.log_tail);
+        log.section_end(section);
     }
-    std::stable_sort(out.begin(), out.end(), [&](const gates::SeenRun& a, const gates::SeenRun& b) {
-        const TimePoint ta = a.failure.at.value_or(TimePoint::min());
-        const TimePoint tb = b.failure.at.value_or(TimePoint::min());
-        if (ta != tb) {
-            return ta < tb;
-        }
-        if (a.failure.pod != b.failure.pod) {
-            return written[a.failure.pod] < written[b.failure.pod];
-        }
-        return a.number < b.number;
-    });
-    int attempt = 0;
-    for (gates::SeenRun& run : out) {
-        run.counts.attempt = run.counted ? ++attempt : 0;
-    }
-    return out;
+    step.failed_runs.push_back(std::move(run));
 }
 
 void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
@@ -331,22 +292,7 @@ void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
         read_failed_run_log(api, job, seen.failure, which, run);
         note_no_command(run, pods);
     }
-    run.run = static_cast<int>(step.failed_runs.size()) + 1;
-    std::string where =
-        run.pod.empty() ? std::string("a pod no pass listed")
-                        : fmt::format("pod {}{}", run.pod,
-                                      run.container.empty() ? "" : ", container " + run.container);
-    std::string section = fmt::format("{}-failed-run-{}", step.name, run.run);
-    if (run.log_tail.empty()) {
-        log.line(Tone::plain, fmt::format("failed run {} ({}): {}", run.run, where, run.log_note));
-    } else {
-        log.section_start(
-            section, fmt::format("log of failed run {} ({}): {}", run.run, where, run.log_note),
-            true);
-        log.line(Tone::plain, "    " + run.log_tail);
-        log.section_end(section);
-    }
-    step.failed_runs.push_back(std::move(run));
+    keep_listed(log, std::move(run), step);
 }
 
 }  // namespace envgate

@@ -32,20 +32,14 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
                           const std::vector<gates::Pod>& pods, const gates::Failure& failure,
                           const gates::Counts& counts);
 
+// Keeps `run` in `step` unless a run of its key is kept already, numbered after those,
+// and prints it to `log`: a line, or its log tail in a collapsed section.
+void keep_listed(JobLog& log, FailedRun run, StepReport& step);
+
 // Keeps `run` (a failed run a pass saw first) in `step`, numbered, with the tail of its
 // log, and prints it to `log`: a line, then its log tail in a collapsed section.
 void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
               const std::vector<gates::Pod>& pods, const gates::SeenRun& run, StepReport& step);
-
-// The failed runs an earlier run of the gate counted on this Job (`memory`, read from
-// its annotations) that `pods` still show, oldest first: each container run the memory
-// counts ("uid/container" up to its count: the one the container shows described from
-// it, the others known only to have failed) and each failed pod it reported. A rerun
-// keeps them in its report first (keep_run), so its reports list every failed run, not
-// only those after it re-attached.
-std::vector<gates::SeenRun> remembered_runs(const gates::Job& job,
-                                            const std::vector<gates::Pod>& pods,
-                                            const gates::GateMemory& memory);
 
 // Keeps each failed run's log_command in `step` true to `pods` (a pass's): the form that
 // shows that run now (`--previous` once its container restarted), or none once no

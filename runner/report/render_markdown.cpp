@@ -149,6 +149,14 @@ std::string fence_for(const std::string& text) {
 void write_failed_runs(std::ostream& out, const RunReport& r) {
     bool any = false;
     for (const auto& s : r.steps) {
+        if (s.failed_runs_forgotten > 0) {
+            // A rerun's memory keeps the newest runs only: say that the list is not all.
+            out << (any ? "" : "\n### Failed runs\n") << "\n"
+                << s.failed_runs_forgotten << " older failed run(s) of " << md_cell(s.name)
+                << " are no longer remembered (the gate's memory keeps the newest runs "
+                   "only): those whose pods are gone are not listed.\n";
+            any = true;
+        }
         for (const auto& run : s.failed_runs) {
             if (!any) {
                 out << "\n### Failed runs\n";

@@ -43,7 +43,9 @@ json failed_run_json(const FailedRun& f) {
             {"log_note", f.log_note},
             {"key", f.key},
             {"counted", f.counted},
-            {"ignored_why", f.ignored_why}};
+            {"ignored_why", f.ignored_why},
+            {"remembered", f.remembered},
+            {"seen_by", f.seen_by}};
 }
 
 json step_json(const StepReport& s) {
@@ -70,7 +72,8 @@ json step_json(const StepReport& s) {
             {"exit_code", s.exit_code ? json(*s.exit_code) : json(nullptr)},
             {"skipped_why", s.skipped_why},
             {"history", history},
-            {"failed_runs", failed_runs}};
+            {"failed_runs", failed_runs},
+            {"failed_runs_forgotten", s.failed_runs_forgotten}};
 }
 
 std::optional<std::string> get_opt(const json& j, const char* key) {
@@ -105,6 +108,8 @@ FailedRun failed_run_from(const json& j) {
     f.key = j.value("key", "");
     f.counted = j.value("counted", true);
     f.ignored_why = j.value("ignored_why", "");
+    f.remembered = j.value("remembered", false);
+    f.seen_by = j.value("seen_by", "");
     return f;
 }
 
@@ -133,6 +138,7 @@ StepReport step_from(const json& j) {
     for (const auto& f : j.value("failed_runs", json::array())) {
         s.failed_runs.push_back(failed_run_from(f));
     }
+    s.failed_runs_forgotten = j.value("failed_runs_forgotten", 0);
     return s;
 }
 

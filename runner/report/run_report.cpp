@@ -102,6 +102,7 @@ RunReport masked(const RunReport& report, const std::function<std::string(std::s
             f.log_command = mask(f.log_command);
             f.log_tail = mask(f.log_tail);
             f.log_note = mask(f.log_note);
+            f.seen_by = mask(f.seen_by);
         }
     }
     r.lock.holder = mask(r.lock.holder);

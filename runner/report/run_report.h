@@ -60,6 +60,10 @@ struct FailedRun {
     std::string key;
     bool counted = true;      // false: a podFailurePolicy rule Ignores it (ignored_why)
     std::string ignored_why;  // "podFailurePolicy rule 0 (Ignore) matches ..."
+    // Listed from the gate's memory (an earlier run of the gate saw it; no pod shows it
+    // now): `seen_by` is the CI job whose reports keep its log tail, when known.
+    bool remembered = false;
+    std::string seen_by;
 
     // The same failed run (seen again when the Job also counts its pod as failed): same
     // pod, container and container_run.
@@ -84,6 +88,9 @@ struct StepReport {
     std::string skipped_why;
     std::vector<VerdictChange> history;
     std::vector<FailedRun> failed_runs;  // gates: every failed run seen, oldest first
+    // Gates: failed runs before those listed that the gate's memory no longer holds (it
+    // keeps the newest ones only).
+    int failed_runs_forgotten = 0;
 
     bool retried() const;
     double seconds() const;             // 0 when not both started and finished

@@ -240,6 +240,7 @@ int Upgrade::run_gate(const Planned& p, StepReport& step) {
     settings.instance = "envgate-" + m_me.id;
     settings.cluster = describe_cluster(m_kube->config);
     settings.pending_signal = stop_signal();
+    settings.job_url = m_report.job_url.value_or("");
     RenderedJob job = *p.job;
     if (m_unlock) {  // a person unlocked the environment: try again, with a new Job
         job = after_unlock(std::move(job), *m_unlock);

@@ -275,11 +275,15 @@ failure_lines() {
 # one a line: those printed on lines of their own, else the last one a message names
 # ("Logs: kubectl ...", "Details: ...", "Its events: ...", "Check with: ...", up to the
 # sentence's end).
+# A command that stops what the gate left running (the timeout's `kubectl delete job/…`)
+# is no command to look at the failure with: left out, the scenario that prints it runs
+# it itself (runs_e2e.sh timeout_retrying).
 next_commands() {
-    local lines
+    local lines own
     lines=$(failure_lines "$@")
-    if grep -qE '^  +(kubectl|envgate) ' <<<"$lines"; then
-        sed -nE 's/^  +((kubectl|envgate) .*)/\1/p' <<<"$lines" | awk '!seen[$0]++'
+    own=$(sed -nE 's/^  +((kubectl|envgate) .*)/\1/p' <<<"$lines" | { grep -vE '^kubectl .* delete job/' || true; } | awk '!seen[$0]++')
+    if [[ -n $own ]]; then
+        echo "$own"
         return
     fi
     { grep -oE '(Logs|Details|Its events|Check with): kubectl [^ ]+( [^ ]+)*' <<<"$lines" || true; } |

@@ -287,10 +287,108 @@ sleep 0.2; echo \"run \$n failed\" > \"\${KUBESIM_TERMINATION_LOG:-/dev/terminat
     ok "kill -9 + rerun of a Never Job: 4 runs in the reports, one event each; a later run lists the runs remembered"
 }
 
+# Reruns list remembered runs: an OnFailure Job (backoffLimit 6) whose pod crashes twice,
+# is deleted by hand during its third run, and whose replacement crashes once: four
+# failed runs, three of them in a pod that is gone. envgate (CI job 101) is killed -9
+# once its memory holds the four and the pod is gone, then run again (CI job 102): the
+# rerun's job log, run.json, junit.xml and summary.md list the four runs once each, in
+# the order the first run listed them; the three whose pod is gone from the gate's
+# memory, with their text and counts, "pod gone; its log tail is in the report of the
+# job that saw it: <job 101>" (the deletion: "... kept no log tail of it" when its log
+# was gone before job 101 could read it, as on kubesim); the fourth read from its pod as
+# before. No event twice.
+scenario_rerun_pods_gone() {
+    local release=$T/release first=https://gitlab.example/acme/app/-/jobs/101
+    local second=https://gitlab.example/acme/app/-/jobs/102
+    job_manifest "$T/rg.yaml" rg OnFailure 6 "$(job_script rg "$(count_runs "$T/rg.count")
+echo \"run \$n: migrating\"
+if [ \$n -eq 3 ]; then sleep 60; fi
+if [ \$n -le 4 ]; then sleep 0.2; echo \"run \$n failed\" > \"\${KUBESIM_TERMINATION_LOG:-/dev/termination-log}\" 2>/dev/null; exit 3; fi
+until [ -f '$release' ]; do sleep 0.05; done; echo migrated")"
+    # shellcheck disable=SC2046
+    CI_JOB_URL=$first gate_bg "$T/first.log" $(gate_args "$T/rg.yaml" | sed "s|$T/rep|$T/rep1|")
+    wait_for 30 "the Job" grep -q "created Job" "$T/first.log"
+    local job pod uid
+    job=$(job_of "$T/first.log")
+    wait_for 60 "run 3" grep -qx 3 "$T/rg.count"
+    wait_for 30 "the second retry line" grep -q "attempt 2 of 6 failed" "$T/first.log"
+    pod=$(live_pod "$NS" "$job")
+    uid=$("${K[@]}" get pod -n "$NS" "$pod" -o jsonpath='{.metadata.uid}')
+    "${K[@]}" delete pod -n "$NS" "$pod" --wait=false >/dev/null
+    wait_for 60 "the deletion's line" grep -qE "^pre-migrations: retrying .*pod $pod was deleted" "$T/first.log"
+    wait_for 60 "run 5" grep -qx 5 "$T/rg.count"
+    wait_for 30 "four retry lines" bash -c "[[ \$(grep -c '^pre-migrations: retrying' '$T/first.log') == 4 ]]"
+    wait_for 90 "pod $pod to be gone" bash -c "! kubectl get pod -n $NS $pod >/dev/null 2>&1"
+    # The memory patch that counts the fourth run (the one write that carries the runs).
+    wait_for 30 "the memory of four failed runs" bash -c "[[ \$(kubectl get job -n $NS $job -o json | jq -r '.metadata.annotations[\"envgate.dev/observed-failures\"] // \"{}\" | fromjson | .observed_failures // 0') == 4 ]]"
+    kill -KILL "$GATE_PID"
+    wait_exit "$GATE_PID" 10
+    gate_events "$NS" "$job" >"$T/events.before"
+    local other want
+    other=$(live_pod "$NS" "$job")
+    want=$(printf '%s\n' "$uid/migrations/1" "$uid/migrations/2" "$uid" \
+        "$("${K[@]}" get pod -n "$NS" "$other" -o jsonpath='{.metadata.uid}')/migrations/1")
+    # shellcheck disable=SC2046
+    CI_JOB_URL=$second gate_bg "$T/second.log" $(gate_args "$T/rg.yaml")
+    wait_for 30 "the re-attach" grep -q "re-attached to Job $NS/$job" "$T/second.log"
+    touch "$release"
+    wait_exit "$GATE_PID" 90
+    expect_rc 0 "the replacement passes"
+    log_has "$T/second.log" "4 failed run(s) an earlier run of the gate counted on this Job"
+    local gone="pod gone; its log tail is in the report of the job that saw it: $first" n
+    local no_tail="pod gone; the job that saw it kept no log tail of it: $first" deletion
+    for n in 1 2; do
+        grep -qxF "failed run $n (pod $pod, container migrations): $gone" "$T/second.log" ||
+            fail "the rerun's log does not list run $n as remembered: $(grep -E '^(log of )?failed run' "$T/second.log")"
+    done
+    # The deletion's log: read by job 101 while the pod terminated (the control plane),
+    # or already gone (kubesim deletes at once): the rerun says which.
+    deletion=$no_tail
+    grep -q "^log of failed run 3 " "$T/first.log" && deletion=$gone
+    grep -qxF "failed run 3 (pod $pod): $deletion" "$T/second.log" ||
+        fail "the rerun's log does not list the deletion as remembered ($deletion): $(grep -E '^(log of )?failed run' "$T/second.log")"
+    grep -qE "^(log of )?failed run 4 \(pod $other, container migrations\): .*read when the gate saw the failure" "$T/second.log" ||
+        fail "the rerun's log does not read run 4 from its pod: $(grep -E '^(log of )?failed run' "$T/second.log")"
+    [[ $(grep -cE '^(log of )?failed run [0-9]' "$T/second.log") == 4 ]] ||
+        fail "the rerun's log lists another number of runs than 4: $(grep -E '^(log of )?failed run' "$T/second.log")"
+    # run.json: the four runs once each, in the first run's order, the first three
+    # remembered (their text, their counts, who saw them), the fourth read again.
+    local rj=$T/rep/run.json
+    diff -u <(echo "$want") <(jq -r '.steps[] | select(.name == "pre-migrations") | .failed_runs[].key' "$rj") >&2 ||
+        fail "run.json's failed runs are not the four, once each, in order"
+    jq -e --arg first "$first" '[.steps[] | select(.name == "pre-migrations") | .failed_runs[]] as $r
+        | ($r | map(.run)) == [1, 2, 3, 4]
+        and ($r[0:3] | all(.remembered and .seen_by == $first and .log_tail == "" and .log_command == ""))
+        and ($r[0].description | contains("run 1 failed")) and ($r[1].description | contains("run 2 failed"))
+        and ($r[2].description | contains("was deleted")) and ($r[3].description | contains("run 4 failed"))
+        and ($r[0:2] | map(.attempt)) == [1, 2] and ($r | map(.limit) | all(. > 0))
+        and ($r[3] | (.remembered | not) and (.log_tail | contains("run 4: migrating")))' "$rj" >/dev/null ||
+        fail "run.json: $(jq -c '.steps[].failed_runs[] | {run, key, attempt, limit, remembered, seen_by, description, log_note}' "$rj")"
+    for n in 1 2 3 4; do
+        [[ $(grep -cE "pre-migrations failed run $n \(attempt [0-9]+ of [0-9]+\)" "$T/rep/junit.xml") == 1 ]] ||
+            fail "junit.xml does not name failed run $n once: $(grep -o 'pre-migrations failed run [^<]*' "$T/rep/junit.xml")"
+        [[ $(grep -cE "^\*\*pre-migrations, failed run $n\*\*" "$T/rep/summary.md") == 1 ]] ||
+            fail "summary.md does not list failed run $n once: $(grep -F '**pre-migrations' "$T/rep/summary.md")"
+    done
+    local f kept=3
+    [[ $deletion == "$gone" ]] || kept=2
+    for f in junit.xml summary.md; do
+        [[ $(grep -cF "$gone" "$T/rep/$f") == "$kept" && $(grep -cF "$no_tail" "$T/rep/$f") == $((3 - kept)) ]] ||
+            fail "$f does not say where the 3 remembered runs' tails are: $(grep -F "pod gone" "$T/rep/$f")"
+    done
+    grep -A3 -F '**pre-migrations, failed run 1**' "$T/rep/summary.md" | grep -qF "run 1 failed" || fail "summary.md's run 1 lacks its text"
+    # Four runs, four Retrying events, each its own; the rerun recorded none again.
+    [[ $(event_summary "$NS" "$job" | tr '\n' ' ') == "4 MigrationsRetrying " ]] ||
+        fail "events: $(event_summary "$NS" "$job" | tr '\n' ' '), want 4 MigrationsRetrying"
+    [[ $(gate_events "$NS" "$job") == "$(cat "$T/events.before")" ]] || fail "the rerun changed the events"
+    ok "kill -9 + rerun, failed pods gone: 4 runs listed once each, in order, 3 from memory"
+}
+
 # Defect 8: --timeout while an OnFailure Job retries: exit 1 GateTimeout; the message
-# says the migration still runs and how to stop it, with the exact command, which the
-# test runs (it exits 0 within 5 s and the Job and its pods go); run.json's exit_code
-# is 1; junit.xml and summary.md carry the message. (The retry lines' logs commands are
+# says the migration still runs and how to stop it, the exact command printed on a line
+# of its own (as every command the log prints, to be copied whole), which the test runs
+# (it exits 0 within 5 s and the Job and its pods go); run.json's exit_code is 1;
+# run.json, junit.xml and summary.md carry the message with the command. (The retry lines' logs commands are
 # commands_e2e.sh's subject: on a crash loop of 1 s runs under load, one printed late
 # already shows the next run.)
 scenario_timeout_retrying() {
@@ -304,9 +402,12 @@ echo \"run \$n: migrating\"; sleep 1; exit 3")"
     job=$(job_of "$T/gate.log")
     grep -q "retrying (RetryingPreMigrations)" "$T/gate.log" || fail "the Job did not retry before the timeout"
     line=$(grep -E "^pre-migrations: GateTimeout: " "$T/gate.log") || fail "no GateTimeout line"
-    [[ $line == *"its migration still runs (and retries)"* ]] || fail "the timeout does not say the migration still runs: $line"
-    stop=$(sed -nE 's/.* To stop it: (kubectl .*)$/\1/p' <<<"$line")
-    [[ $stop == "kubectl -n $NS delete job/$job" ]] || fail "the timeout names no command to stop the Job: $line"
+    [[ $line == *"its migration still runs (and retries). To stop it:" ]] || fail "the timeout does not say the migration still runs, and how to stop it: $line"
+    # The command on the next line of its own, alone and indented, as failure lines print
+    # theirs (JobLog::command).
+    stop=$(awk '/^pre-migrations: GateTimeout: / { on = 1; next } on && NF { print; exit }' "$T/gate.log")
+    [[ $stop == "    kubectl -n $NS delete job/$job" ]] || fail "the timeout prints no command of its own to stop the Job: $(grep -A3 GateTimeout "$T/gate.log")"
+    stop=${stop#    }
     [[ $("${K[@]}" get job -n "$NS" "$job" -o jsonpath='{.status.active}') == 1 ]] || fail "the Job does not run on after the timeout"
     timeout 5 bash -c "$stop" >"$T/stop.out" 2>&1 || fail "the printed command failed: $stop: $(cat "$T/stop.out")"
     wait_for 60 "the Job to be gone" bash -c "! kubectl get job -n $NS $job 2>/dev/null"

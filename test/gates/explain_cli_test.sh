@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Integration test of `envgate explain`: the real binary on fixture F1 prints the verdict
-# the spec writes down, memory round-trips through a second call (F2 B fails once), and
+# the spec writes down (its memory remembering each run it lists), memory round-trips
+# through a second call (F2 B fails once), and
 # bad input exits 2 naming the file and the JSON path. Usage: explain_cli_test.sh ENVGATE FIXTURES
 set -euo pipefail
 envgate=$1
@@ -26,6 +27,13 @@ assert v["last_failure"] == {"pod": "gitlab-migrations-3f2a1-pre-x7k2p", "contai
     "message": "PG::ConnectionBad: could not connect to server"}, v["last_failure"]
 assert v["command"] == "kubectl -n gitlab logs pod/gitlab-migrations-3f2a1-pre-x7k2p -c migrations --previous"
 assert v["event"]["type"] == "Warning" and v["event"]["reason"] == "MigrationsRetrying", v["event"]
+# The memory remembers each run the verdict lists (what a rerun lists once its pod is gone).
+mem_runs = v["memory"]["runs"]
+assert [r["key"] for r in mem_runs] == [r["key"] for r in v["runs"]] and mem_runs, v["memory"]
+assert mem_runs[-1]["text"].startswith("container migrations exited 1 (Error): PG::ConnectionBad"), mem_runs
+assert (mem_runs[-1]["attempt"], mem_runs[-1]["limit"], mem_runs[-1]["counted"]) == (2, 6, True), mem_runs
+assert mem_runs[-1]["pod"] == "gitlab-migrations-3f2a1-pre-x7k2p" and mem_runs[-1]["container"] == "migrations", mem_runs
+assert v["memory"]["runs_forgotten"] == 0, v["memory"]
 json.dump(v["memory"], open(sys.argv[1] + ".memory", "w"))
 PY
 

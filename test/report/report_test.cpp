@@ -69,7 +69,7 @@ RunReport sample_report() {
          "== 20250529 AddIndexToUsers: migrating\n```\nPG::LockNotAvailable: could not obtain lock "
          "on relation \"users\"",
          "the last lines of its log (at most 50 lines, 8 KB), read when the gate saw the failure",
-         "", true, ""});
+         "", true, "", false, ""});
     pre.history.push_back({at("2025-05-29T07:14:31Z"), "succeeded", "MigrationsSucceeded",
                            "Job completed", std::nullopt, 0, 0});
 
@@ -94,7 +94,7 @@ RunReport sample_report() {
     post.failed_runs.push_back(
         {1, 6, 6, at("2025-05-29T07:31:04Z"), "gitlab-migrations-post-9c0d2e11-q8m4z", "migrations",
          5, "Error", 1, "container migrations exited 1 (Error): PG::UndefinedTable", "", "",
-         "its log could not be read: GET pods/x/log: 404 Not Found", "", true, ""});
+         "its log could not be read: GET pods/x/log: 404 Not Found", "", true, "", false, ""});
 
     StepReport batched = make_step("batched-migrations-check", "gate", StepState::skipped,
                                    "jobs/batched-check.yaml");
@@ -285,7 +285,7 @@ BOOST_AUTO_TEST_CASE(junit_has_one_failed_testcase_per_failed_gate_carrying_its_
              i == 3 ? "OOMKilled" : "Error", 1,
              "container migrations exited 1 (" + std::string(i == 3 ? "OOMKilled" : "Error") + ")",
              "kubectl -n gitlab logs pod/post-pod-" + std::to_string(i),
-             "log line of run " + std::to_string(i), "its log tail", "", true, ""});
+             "log line of run " + std::to_string(i), "its log tail", "", true, "", false, ""});
     }
     std::string xml = render_junit(r);
     check_counts(xml);
