@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gates/snapshot.h"
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate::gates {
 

@@ -4,11 +4,11 @@
 #include <limits>
 
 #include "gates/counting.h"
-#include "gates/enum_names.h"
 #include "gates/failures.h"
 #include "gates/memory.h"
 #include "gates/messages.h"
 #include "gates/runs.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate::gates {
 namespace {

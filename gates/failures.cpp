@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "gates/counting.h"
-#include "gates/shell_quote.h"
+#include "runner/base/vocab/shell_quote.h"
 
 namespace envgate::gates {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate::gates::json_read {
 namespace {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gates/status.h"
-#include "gates/time.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::gates::json_read {
 

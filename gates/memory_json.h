@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "gates/status.h"
 #include "gates/verdict.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate::gates {
 

@@ -4,8 +4,8 @@
 
 #include "gates/counting.h"
 #include "gates/failures.h"
-#include "gates/time.h"
 #include "gates/waiting.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::gates {
 namespace {

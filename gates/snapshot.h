@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::gates {
 

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::gates {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gates/shell_quote.h"
+#include "runner/base/vocab/shell_quote.h"
 
 namespace envgate::locks {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "gates/dns_label.h"
-#include "gates/enum_names.h"
+#include "runner/base/vocab/dns_label.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate::locks {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "gates/status.h"
-#include "gates/time.h"
 #include "locks/lock_record.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::locks {
 

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/status.h"
 #include "locks/lock_record.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate::locks {
 

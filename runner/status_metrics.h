@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gates/status.h"
-#include "gates/time.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/connect/lock_status.h"
 #include "runner/status_gates.h"
 

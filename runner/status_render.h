@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 #include "runner/connect/lock_status.h"
 
 namespace envgate {

@@ -7,8 +7,8 @@
 // unless it is the network's fault (4).
 #pragma once
 
-#include "gates/status.h"
 #include "runner/base/exit_status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate {
 

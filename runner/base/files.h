@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate {
 

@@ -3,7 +3,7 @@
 // beyond it (kube/errors.h: 400 and 422 invalid, 409 by reason, 410 gone).
 #pragma once
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate {
 

@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate {
 

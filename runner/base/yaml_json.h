@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate {
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "gates/dns_label.h"
+#include "runner/base/vocab/dns_label.h"
 #include "runner/config/config.h"
 #include "runner/config/config_yaml.h"
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 #include "runner/connect/env.h"
 
 namespace envgate {

@@ -11,9 +11,9 @@
 #include <optional>
 #include <string>
 
-#include "gates/status.h"
-#include "gates/time.h"
 #include "locks/lock_store.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/config/config.h"
 #include "runner/connect/gitlab_members.h"
 #include "runner/connect/step_runner.h"

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "gates/status.h"
-#include "gates/time.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

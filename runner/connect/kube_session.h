@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "runner/connect/env.h"
 #include "runner/kube/kube_api.h"
 #include "runner/kube/rest_config.h"

@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "gates/status.h"
-#include "gates/time.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

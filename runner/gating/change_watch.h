@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "gates/status.h"
-#include "gates/time.h"
 #include "runner/base/thread_annotations.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/kube/kube_api.h"
 #include "runner/kube/reflector.h"
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "gates/status.h"
-#include "gates/time.h"
 #include "gates/verdict.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/kube/kube_api.h"
 #include "runner/report/job_log.h"
 

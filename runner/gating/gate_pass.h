@@ -10,8 +10,8 @@
 #include <string>
 
 #include "gates/snapshot.h"
-#include "gates/time.h"
 #include "gates/verdict.h"
+#include "runner/base/vocab/time.h"
 #include "runner/report/run_report.h"
 
 namespace envgate {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "gates/enum_names.h"
 #include "gates/restarts.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gates/snapshot.h"
-#include "gates/time.h"
 #include "gates/verdict.h"
+#include "runner/base/vocab/time.h"
 #include "runner/gating/gate_pass.h"
 
 namespace envgate {

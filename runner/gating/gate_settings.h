@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gates/gate.h"
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 #include "runner/report/run_report.h"
 
 namespace envgate {

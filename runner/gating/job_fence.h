@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "runner/gating/manifest.h"
 
 namespace envgate {

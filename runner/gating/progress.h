@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gates/snapshot.h"
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 #include "runner/report/job_log.h"
 
 namespace envgate {

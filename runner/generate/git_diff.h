@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate {
 

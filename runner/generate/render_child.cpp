@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "gates/shell_quote.h"
+#include "runner/base/vocab/shell_quote.h"
 #include "runner/config/config_ci.h"
 #include "runner/generate/plain_scalar.h"
 

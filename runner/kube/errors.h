@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "runner/kube/kube_api.h"
 
 namespace envgate::kube {

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "gates/status.h"
-#include "gates/time.h"
 #include "runner/base/thread_annotations.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/kube/rest_config.h"
 
 namespace envgate::kube {

@@ -6,8 +6,8 @@
 #include <Poco/URI.h>
 #include <fmt/format.h>
 
-#include "gates/enum_names.h"
 #include "runner/base/secrets.h"
+#include "runner/base/vocab/enum_names.h"
 #include "runner/kube/errors.h"
 
 namespace envgate::kube {

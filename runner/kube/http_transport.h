@@ -14,9 +14,9 @@
 #include <Poco/Net/HTTPClientSession.h>
 #include <Poco/Net/HTTPRequest.h>
 
-#include "gates/status.h"
-#include "gates/time.h"
 #include "runner/base/thread_annotations.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/kube/exec_credential.h"
 #include "runner/kube/rest_config.h"
 

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate::kube {
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate::kube {
 

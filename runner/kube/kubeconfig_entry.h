@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "runner/kube/rest_config.h"
 
 namespace envgate::kube::kubeconfig_detail {

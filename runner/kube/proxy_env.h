@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate::kube {
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "gates/status.h"
-#include "gates/time.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 #include "runner/kube/kube_api.h"
 #include "runner/kube/retry.h"
 

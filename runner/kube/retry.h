@@ -9,8 +9,8 @@
 #include <optional>
 #include <random>
 
-#include "gates/status.h"
-#include "gates/time.h"
+#include "runner/base/vocab/status.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::kube {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 #include "runner/lint/check.h"
 #include "runner/lint/checks.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate::lint {
 namespace {

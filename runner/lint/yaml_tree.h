@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace envgate::lint {
 

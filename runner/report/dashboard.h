@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gates/time.h"
 #include "locks/lock_record.h"
+#include "runner/base/vocab/time.h"
 #include "runner/report/run_report.h"
 
 namespace envgate {

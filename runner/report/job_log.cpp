@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 #include "runner/report/text.h"
 
 namespace envgate {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gates/time.h"
 #include "runner/base/secrets.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "runner/report/run_report.h"
 
 namespace envgate {

@@ -1,6 +1,6 @@
 #include "runner/report/run_report.h"
 
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 
 namespace envgate {
 namespace {

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gates/time.h"
 #include "locks/lock_record.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "gates/time.h"
 #include "runner/base/thread_annotations.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate {
 

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <ostream>
 
-#include "gates/dns_label.h"
 #include "locks/identity.h"
 #include "runner/base/exit_status.h"
+#include "runner/base/vocab/dns_label.h"
 #include "runner/config/config.h"
 #include "runner/report/render.h"
 #include "runner/run/upgrade.h"

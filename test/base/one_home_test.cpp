@@ -4,9 +4,9 @@
 // kubeconfig's *-data fields and JWT segments, kubectl and unlock commands.
 #include <boost/test/unit_test.hpp>
 
-#include "gates/shell_quote.h"
 #include "runner/base/base64.h"
 #include "runner/base/http_status.h"
+#include "runner/base/vocab/shell_quote.h"
 #include "runner/kube/errors.h"
 
 using namespace envgate;

@@ -15,8 +15,8 @@
 
 #include <vector>
 
-#include "gates/time.h"
 #include "runner/base/thread_annotations.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::test {
 

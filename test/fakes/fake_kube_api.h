@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 #include "runner/kube/kube_api.h"
 
 namespace envgate::test {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gates/snapshot.h"
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::gates::test {
 

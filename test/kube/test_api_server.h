@@ -16,7 +16,7 @@
 #include <Poco/Net/HTTPServer.h>
 #include <nlohmann/json.hpp>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "runner/kube/rest_config.h"
 
 namespace envgate::test {

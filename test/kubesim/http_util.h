@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "test/kubesim/resources.h"
 
 namespace kubesim {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace kubesim {
 

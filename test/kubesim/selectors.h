@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace kubesim {
 

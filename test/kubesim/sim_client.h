@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 namespace Poco::Net {
 class HTTPClientSession;

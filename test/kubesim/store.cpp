@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace kubesim {
 

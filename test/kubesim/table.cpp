@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace kubesim {
 

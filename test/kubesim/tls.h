@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 #include "test/kubesim/server.h"
 
 namespace kubesim {

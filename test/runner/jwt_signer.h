@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 namespace envgate::test {
 

@@ -1,4 +1,4 @@
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 #include <array>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "gates/status.h"
+#include "runner/base/vocab/status.h"
 
 #include <ostream>
 

@@ -1,4 +1,4 @@
-#include "gates/dns_label.h"
+#include "runner/base/vocab/dns_label.h"
 
 namespace envgate {
 

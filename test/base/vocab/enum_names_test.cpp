@@ -2,7 +2,7 @@
 // caller's word for a value it does not list; given each table the product reads both
 // ways, then every value's word reads back as that value (a value left out of a table
 // comes back as another value, or as none, and fails here).
-#include "gates/enum_names.h"
+#include "runner/base/vocab/enum_names.h"
 
 #include <boost/test/unit_test.hpp>
 #include <string>

@@ -2,7 +2,7 @@
 // they parse to the same instants and print back in Kubernetes' form.
 #include <boost/test/unit_test.hpp>
 
-#include "gates/time.h"
+#include "runner/base/vocab/time.h"
 
 using namespace envgate;
 using namespace std::chrono;

@@ -1,4 +1,4 @@
-#include "gates/shell_quote.h"
+#include "runner/base/vocab/shell_quote.h"
 
 namespace envgate {
 
