@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Given a copy of the product sources, scripts/check-layers passes; then each planted
-# violation (a back arrow, a command including a command, an old forwarded path, a
+# violation (a back arrow, a command including a command, an old forwarded path, the
+# vocabulary's old home in gates/, a library header in the vocabulary, a
 # second Status -> exit code mapping, a second masker, a second atomic write, a second
 # HTTP status table, base64 decoder or shell quoting) makes it
 # fail, naming the file and the rule. Usage: check_layers_test.sh REPO_ROOT
@@ -36,6 +37,24 @@ plant() {
 plant runner/kube/retry.cpp '#include "runner/connect/kube_session.h"' \
   "runner/kube/retry.cpp: kube -> connect is not an arrow"
 plant gates/gate.cpp '#include "runner/base/files.h"' "gates/gate.cpp: gates -> base is not an arrow"
+# The vocabulary is the bottom, and gates/ is no longer anyone's vocabulary: the back
+# arrows of issue 25 (kube -> gates for Status and time) and their kin fail.
+plant runner/kube/retry.cpp '#include "gates/verdict.h"' "runner/kube/retry.cpp: kube -> gates is not an arrow"
+plant runner/base/files.cpp '#include "gates/gate.h"' "runner/base/files.cpp: base -> gates is not an arrow"
+plant locks/lock_record.cpp '#include "gates/memory_json.h"' "lock_model -> gates is not an arrow"
+plant runner/report/text.cpp '#include "gates/verdict.h"' "report -> gates is not an arrow"
+plant runner/base/vocab/time.cpp '#include "runner/base/files.h"' \
+  "runner/base/vocab/time.cpp: vocab -> base is not an arrow"
+plant runner/base/vocab/status.cpp '#include "gates/verdict.h"' \
+  "runner/base/vocab/status.cpp: vocab -> gates is not an arrow"
+plant runner/base/vocab/status.h '#include <nlohmann/json.hpp>' \
+  "runner/base/vocab/status.h: vocab-std-only: <nlohmann/json.hpp>"
+plant runner/base/vocab/time.cpp '#include <Poco/Timestamp.h>' "vocab-std-only: <Poco/Timestamp.h>"
+plant runner/kube/errors.cpp '#include "gates/status.h"' \
+  "runner/kube/errors.cpp: old path gates/status.h: include runner/base/vocab/status.h"
+plant gates/evaluate.cpp '#include "gates/time.h"' "old path gates/time.h: include runner/base/vocab/time.h"
+plant locks/lock_record.cpp '#include "gates/dns_label.h"' "old path gates/dns_label.h"
+plant runner/generate/render_child.cpp '#include "gates/shell_quote.h"' "old path gates/shell_quote.h"
 plant locks/record_json.cpp '#include "runner/cmd_status.h"' "lock_model -> runner is not an arrow"
 plant runner/report/text.cpp '#include "locks/kubernetes_lease_store.h"' \
   "runner/report/text.cpp: report -> locks is not an arrow"
