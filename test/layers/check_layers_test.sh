@@ -55,6 +55,7 @@ plant runner/kube/errors.cpp '#include "gates/status.h"' \
 plant gates/evaluate.cpp '#include "gates/time.h"' "old path gates/time.h: include runner/base/vocab/time.h"
 plant locks/lock_record.cpp '#include "gates/dns_label.h"' "old path gates/dns_label.h"
 plant runner/generate/render_child.cpp '#include "gates/shell_quote.h"' "old path gates/shell_quote.h"
+plant runner/kube/kube_api.cpp '#include "gates/enum_names.h"' "old path gates/enum_names.h"
 plant locks/record_json.cpp '#include "runner/cmd_status.h"' "lock_model -> runner is not an arrow"
 plant runner/report/text.cpp '#include "locks/kubernetes_lease_store.h"' \
   "runner/report/text.cpp: report -> locks is not an arrow"
