@@ -329,4 +329,70 @@ BOOST_AUTO_TEST_CASE(an_indexed_ending_line_counts_the_index_of_the_pod_it_names
     }
 }
 
+namespace {
+
+Job never_job(int failed) {
+    Job j = job("Never", 3);
+    j.failed = failed;
+    return j;
+}
+
+// A Never pod deleted by hand: its container stopped by the kill, the pod Failed and
+// being deleted, its tracking finalizer still there (the controller has not counted it).
+Pod deleted_by_hand(const std::string& name) {
+    return deleting(with_containers(
+        pod(name, "Failed"),
+        {terminated("migrations", term(137, "Error", "", "2025-05-29T07:59:40Z"))}));
+}
+
+}  // namespace
+
+// Given a Never Job (backoffLimit 3) whose running pod p is deleted by hand, the Job's
+// count of it (status.failed 1) and the pod's own status reaching the passes in either
+// order (a pod list taken once p was gone, before the pod watch delivered its deletion,
+// shows the count first: a failed pod no pass listed), then p is one run: one line, one
+// event, whichever pass describes it; and the pass that shows p after its count adds none.
+BOOST_AUTO_TEST_CASE(a_deleted_pod_counted_before_it_is_listed_is_one_run) {
+    const Pod p = with_containers(pod("p"), {running("migrations")});
+    const Pod q = with_containers(pod("q"), {running("migrations")});
+    const Pod gone = deleted_by_hand("p");
+    const std::vector<std::pair<std::string, std::vector<std::pair<Job, std::vector<Pod>>>>> orders{
+        {"the pod, then the count",
+         {{never_job(0), {p}}, {never_job(0), {gone, q}}, {never_job(1), {counted(gone), q}}}},
+        {"the count, then the pod",
+         {{never_job(0), {p}}, {never_job(1), {q}}, {never_job(1), {counted(gone), q}}}},
+    };
+    for (const auto& [name, steps] : orders) {
+        BOOST_TEST_CONTEXT(name) {
+            std::vector<Verdict> vs = passes(steps);
+            Said s = said(vs);
+            BOOST_TEST(s.lines.size() == 1u);
+            BOOST_TEST(s.events.size() == 1u);
+            for (const std::string& event : s.events) {
+                BOOST_TEST(has(event, "pod 1 of 4 failed, 3 left"), event);
+            }
+            BOOST_TEST(vs.back().runs.empty());
+            BOOST_TEST(vs.back().counts.failed_pods == 1);
+            BOOST_TEST(vs.back().memory.observed_failures == 1);
+        }
+    }
+}
+
+// Given a failed pod the Job counts that no pass listed (its run told as such), then a
+// second pod failing and first seen counted, then that second pod is a run of its own:
+// the count rose for it.
+BOOST_AUTO_TEST_CASE(a_pod_counted_after_an_unlisted_one_is_a_run_of_its_own) {
+    const Pod q = with_containers(pod("q"), {running("migrations")});
+    Pod q_failed = counted(
+        with_containers(pod("q", "Failed"),
+                        {terminated("migrations", term(3, "Error", "", "2025-05-29T07:59:50Z"))}));
+    std::vector<Verdict> vs =
+        passes({{never_job(0), {}}, {never_job(1), {q}}, {never_job(2), {q_failed}}});
+    Said s = said(vs);
+    BOOST_REQUIRE(s.lines.size() == 2u);
+    BOOST_TEST(has(s.lines[0], "pod 1 of 4 failed, 3 left: a pod of the Job failed"), s.lines[0]);
+    BOOST_TEST(has(s.lines[1], "pod 2 of 4 failed, 2 left: pod q"), s.lines[1]);
+    BOOST_TEST(s.events.size() == 2u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
