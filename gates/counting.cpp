@@ -14,6 +14,27 @@ bool has_condition(const Pod& pod, const std::string& type, const std::string& s
                        [&](const Condition& c) { return c.type == type && c.status == status; });
 }
 
+bool has_condition(const Pod& pod, std::string_view type, std::string_view status,
+                   std::string_view reason) {
+    return std::any_of(pod.conditions.begin(), pod.conditions.end(), [&](const Condition& c) {
+        return c.type == type && c.status == status && c.reason == reason;
+    });
+}
+
+// When a pod's failure as a whole began, as far as it says: its DisruptionTarget's time,
+// else the time it turned not Ready.
+std::optional<TimePoint> pod_failure_began(const Pod& pod) {
+    for (const char* type : {"DisruptionTarget", "Ready"}) {
+        for (const Condition& c : pod.conditions) {
+            if (c.type == type && c.status == (type == "Ready"sv ? "False" : "True") &&
+                c.last_transition_time) {
+                return c.last_transition_time;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
 // The first container (app containers first, then init) whose terminated run matches
 // the onExitCodes requirement `rule`; a container still stopping has no exit code yet.
 const ContainerStatus* exit_code_match(const ExitCodeRule& rule, const Pod& pod) {
@@ -86,6 +107,21 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
     key.assign(pod.uid.empty() ? pod.name : pod.uid).append("/").append(c.name);
 }
 
+// The failed runs of `c` that are runs of their own: not the newest when it ended with
+// its pod, nor the one before when the pod's failure cut it (the kubelet restarted the
+// run its eviction killed before it published the phase Failed).
+int own_failed_runs(const Pod& pod, const ContainerStatus& c) {
+    const bool newest_ended = ended_with_pod(pod, c);
+    int runs = newest_ended ? c.restart_count : failed_runs(c);
+    // lastState is the run before the current one, counted above, unless the container
+    // waits to restart after it (then it is the newest run, which ended with the pod).
+    const bool before_counted = !newest_ended || !c.state.waiting;
+    if (before_counted && cut_by_pod_failure(pod, c)) {
+        runs = std::max(runs - 1, 0);
+    }
+    return runs;
+}
+
 // Merges one container's failed runs into `a` (at least what was remembered) and adds
 // them to the restart sum while its pod is Pending or Running; returns those runs.
 int count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::string& key) {
@@ -95,7 +131,7 @@ int count_container(Attempts& a, const Pod& pod, const ContainerStatus& c, std::
     // a run killed and not restarted, also while its pod still shows Running: the kubelet
     // publishes an eviction's kill before the phase Failed. A run that failed on its own
     // before a deletion stopped the pod is a failed run.
-    int runs = ended_with_pod(pod, c) ? c.restart_count : failed_runs(c);
+    int runs = own_failed_runs(pod, c);
     bool active = is_active_phase(pod);
     if (runs == 0 && !active) {
         return 0;  // nothing to remember, nothing to add
@@ -361,6 +397,26 @@ bool killed_not_restarted(const ContainerStatus& c) {
 
 bool ended_with_pod(const Pod& pod, const ContainerStatus& c) {
     return killed_not_restarted(c) || (pod.phase == "Failed"sv && !pod.deletion_timestamp);
+}
+
+bool failed_as_a_whole(const Pod& pod) {
+    if (pod.deletion_timestamp) {
+        return false;
+    }
+    return pod.phase == "Failed"sv ||
+           (is_active_phase(pod) && has_condition(pod, "Ready", "False", "PodFailed"));
+}
+
+bool cut_by_pod_failure(const Pod& pod, const ContainerStatus& c) {
+    if (!c.last_state.terminated || !failed_as_a_whole(pod)) {
+        return false;
+    }
+    const ContainerTerminated& t = *c.last_state.terminated;
+    if ((t.exit_code != 137 && t.exit_code != 143) || t.reason == "OOMKilled"sv) {
+        return false;
+    }
+    const std::optional<TimePoint> began = pod_failure_began(pod);
+    return !began || !t.finished_at || *t.finished_at >= *began;
 }
 
 bool stopped_by_deletion(const Pod& pod, const ContainerStatus& c) {

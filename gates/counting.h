@@ -82,6 +82,21 @@ bool killed_not_restarted(const ContainerStatus& c);
 // whole (evicted, node shutdown; phase Failed, not deleted).
 bool ended_with_pod(const Pod& pod, const ContainerStatus& c);
 
+// True when the kubelet has failed `pod` as a whole (evicted, node shutdown) and nobody
+// is deleting it: its phase is Failed, or still Running or Pending with its Ready
+// condition False for reason PodFailed. From the moment the kubelet fails a pod, every
+// status it writes says PodFailed (GenerateContainersReadyCondition), while its status
+// manager holds the phase Failed back until no container can run (mergePodStatus).
+bool failed_as_a_whole(const Pod& pod);
+
+// True when `c`'s run before its current one (lastState) was cut by its pod's failure as
+// a whole: the pod failed as a whole, that run was killed (137 or 143, not OOMKilled),
+// and it ended no earlier than the pod's failure began (its DisruptionTarget, else its
+// turning not Ready), when the pod says when. Under load the kubelet may restart the
+// container its eviction killed before it publishes the phase Failed: that run is part
+// of the pod's failure, which counts it, not a failed run of its own.
+bool cut_by_pod_failure(const Pod& pod, const ContainerStatus& c);
+
 // True when `c`'s newest run was ended by the deletion of its pod: killed and not
 // restarted on a pod with a deletionTimestamp. The kubelet keeps such a pod Running
 // until all its containers stopped; that run is the stop, not a failed run (the Job

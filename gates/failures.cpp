@@ -62,7 +62,8 @@ const ContainerStatus* first_failed_container(const Pod& pod,
 }
 
 // The reason a pod failure is reported under: its disruption's, else the pod's, else
-// its failed container's, else Deleted or Failed.
+// Deleted for a deleted pod whose container the deletion killed, else its failed
+// container's, else Deleted or Failed.
 std::string_view pod_failure_reason(const Pod& pod, const Condition* disruption,
                                     const ContainerStatus* c) {
     if (disruption != nullptr) {
@@ -70,6 +71,9 @@ std::string_view pod_failure_reason(const Pod& pod, const Condition* disruption,
     }
     if (!pod.reason.empty()) {
         return pod.reason;
+    }
+    if (c != nullptr && stopped_by_deletion(pod, *c)) {
+        return "Deleted";  // the same pod, told alike before and after its kill
     }
     if (c != nullptr && !c->state.terminated->reason.empty()) {
         return c->state.terminated->reason;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 
 #include "gates/failures.h"
@@ -105,49 +106,15 @@ void add_container_runs(const Pod& pod, const ContainerStatus& c, const RunsBefo
     }
 }
 
-}  // namespace
-
-std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pods,
-                              const RunsBefore& before, const RunCounts& after, int failed_pods,
-                              bool ending, TimePoint now, std::vector<std::string>& pods_failed) {
-    std::vector<SeenRun> out;
-    for (const Pod* pod : pods) {
-        if (removed_by_suspension(job, *pod)) {
-            continue;  // the suspension stopped it: no failure of the migration
-        }
-        if (job.restart_policy == "OnFailure"sv) {
-            for (const auto* list : {&pod->init_containers, &pod->containers}) {
-                for (const ContainerStatus& c : *list) {
-                    add_container_runs(*pod, c, before, after, out);
-                }
-            }
-        }
-        add_pod_run(job, *pod, before, after, ending, out, pods_failed);
-    }
-    // Failed pods the Job counts beyond those reported before and now: pods no pass
-    // listed (created, failed and deleted between two passes).
-    int counted_pods = 0;
-    for (const SeenRun& r : out) {
-        counted_pods += r.counted && r.number == 0 ? 1 : 0;
-    }
-    std::vector<SeenRun> unseen;
-    // Ending, the controller counts the pods it stops too: they are no runs of their own.
-    const int first_unseen =
-        ending ? failed_pods + 1 : sat_add(before.failed_pods, counted_pods) + 1;
-    for (int n = first_unseen; n <= failed_pods; ++n) {
-        SeenRun run;
-        run.key = "status.failed/" + std::to_string(n);
-        run.seen_end = false;
-        run.failure.kind = FailureKind::pod;
-        unseen.push_back(std::move(run));
-    }
-    // Oldest first: by the time each ended (a run not seen ending just before its
-    // container's next), then by run number; the unseen pods before all of them. Two
-    // pods that failed in the same second (the API's timestamps have no finer grain) by
-    // their last writes: a failed pod's are the kubelet's Failed status and the Job
-    // controller's finalizer removal right after it, so a pod that failed first was last
-    // written first. (A rerun that sees both at once then numbers them as the pass that
-    // saw them one after the other did; in pod name order it swapped them.)
+// Oldest first: by the time each ended (a run not seen ending just before its
+// container's next), then by run number. Two pods that failed in the same second (the
+// API's timestamps have no finer grain) by their last writes: a failed pod's are the
+// kubelet's Failed status and the Job controller's finalizer removal right after it, so
+// a pod that failed first was last written first. (A rerun that sees both at once then
+// numbers them as the pass that saw them one after the other did; in pod name order it
+// swapped them.)
+void sort_oldest_first(const std::vector<const Pod*>& pods, TimePoint now,
+                       std::vector<SeenRun>& out) {
     std::unordered_map<std::string, std::uint64_t> written;
     for (const Pod* pod : pods) {
         written[pod->name] = pod->resource_version;
@@ -166,6 +133,100 @@ std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pod
         }
         return false;
     });
+}
+
+// The key under which `pods_failed` remembers a failed pod the Job counted that no pass
+// listed ("status.failed/N"), until a pass lists it.
+constexpr std::string_view k_unlisted = "status.failed/";
+
+// The first unlisted key in the sorted `pods_failed` (they sort together), or its end.
+std::vector<std::string>::iterator first_unlisted(std::vector<std::string>& pods_failed) {
+    auto at = std::lower_bound(pods_failed.begin(), pods_failed.end(), k_unlisted);
+    return at != pods_failed.end() && at->starts_with(k_unlisted) ? at : pods_failed.end();
+}
+
+int unlisted_runs(const std::vector<std::string>& pods_failed) {
+    auto at = std::lower_bound(pods_failed.begin(), pods_failed.end(), k_unlisted);
+    int n = 0;
+    for (; at != pods_failed.end() && at->starts_with(k_unlisted); ++at) {
+        ++n;
+    }
+    return n;
+}
+
+// The failed pods `out` lists first (`listed` of them counted) that the Job had counted
+// before as pods no pass listed: more than the count rose by (`rose`), up to the
+// `unlisted` runs told so. The pod watch may deliver a pod's deletion after a list that
+// no longer holds the pod: the Job's count of it came first. Such a pod is that run, not
+// another: its run is taken out of `out`, and its uid takes the place of the unlisted
+// key in `pods_failed` (oldest first). Returns how many.
+int fold_into_unlisted(std::vector<SeenRun>& out, int listed, int rose, int unlisted,
+                       std::vector<std::string>& pods_failed) {
+    const int fold = std::min(unlisted, std::max(0, listed - std::max(rose, 0)));
+    int folded = 0;
+    for (auto it = out.begin(); it != out.end() && folded < fold;) {
+        auto key = first_unlisted(pods_failed);
+        if (key == pods_failed.end()) {
+            break;
+        }
+        if (!it->counted || it->number != 0) {
+            ++it;
+            continue;
+        }
+        pods_failed.erase(key);
+        it = out.erase(it);
+        ++folded;
+    }
+    return folded;
+}
+
+}  // namespace
+
+bool unlisted(const SeenRun& run) {
+    return run.key.starts_with(k_unlisted);
+}
+
+std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pods,
+                              const RunsBefore& before, const RunCounts& after, int failed_pods,
+                              bool ending, TimePoint now, std::vector<std::string>& pods_failed) {
+    // Before any change: `before.pods_failed` may be `pods_failed` itself.
+    const int unlisted_before = unlisted_runs(before.pods_failed);
+    std::vector<SeenRun> out;
+    for (const Pod* pod : pods) {
+        if (removed_by_suspension(job, *pod)) {
+            continue;  // the suspension stopped it: no failure of the migration
+        }
+        if (job.restart_policy == "OnFailure"sv) {
+            for (const auto* list : {&pod->init_containers, &pod->containers}) {
+                for (const ContainerStatus& c : *list) {
+                    add_container_runs(*pod, c, before, after, out);
+                }
+            }
+        }
+        add_pod_run(job, *pod, before, after, ending, out, pods_failed);
+    }
+    int counted_pods = 0;
+    for (const SeenRun& r : out) {
+        counted_pods += r.counted && r.number == 0 ? 1 : 0;
+    }
+    sort_oldest_first(pods, now, out);
+    counted_pods -= fold_into_unlisted(out, counted_pods, failed_pods - before.failed_pods,
+                                       unlisted_before, pods_failed);
+    // Failed pods the Job counts beyond those reported before and now: pods no pass
+    // listed (created, failed and deleted between two passes).
+    std::vector<SeenRun> unseen;
+    // Ending, the controller counts the pods it stops too: they are no runs of their own.
+    const int first_unseen =
+        ending ? failed_pods + 1 : sat_add(before.failed_pods, counted_pods) + 1;
+    for (int n = first_unseen; n <= failed_pods; ++n) {
+        SeenRun run;
+        run.key = "status.failed/" + std::to_string(n);
+        run.seen_end = false;
+        run.failure.kind = FailureKind::pod;
+        insert_sorted(pods_failed, run.key);
+        unseen.push_back(std::move(run));
+    }
+    // The unseen pods before all the others.
     out.insert(out.begin(), std::make_move_iterator(unseen.begin()),
                std::make_move_iterator(unseen.end()));
     return out;

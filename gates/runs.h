@@ -23,6 +23,16 @@ struct RunsBefore {
     int failed_pods = 0;  // GateMemory::failed_pods
 };
 
+// Run `n` of container `c` (its runs keyed `key`): as `shown` shows it when that is run
+// `n`, else one a later run replaced before any pass saw it end (seen_end false; only
+// its pod and container known). The caller adds what it knows of such a run.
+SeenRun container_run_n(const Pod& pod, const ContainerStatus& c, const std::string& key, int n,
+                        const std::optional<ShownRun>& shown);
+
+// True for the run of a failed pod the Job counts that no pass listed ("status.failed/N").
+// Its pod's run, when a later pass lists the pod, is this one (`new_runs`).
+bool unlisted(const SeenRun& run);
+
 // The failed runs `pods` show (with `after`, the container runs counted now, and
 // `failed_pods`, the failed pods counted now) that `before` does not hold, oldest first:
 // container runs numbered from the first unseen one (a run a later one replaced before
@@ -30,13 +40,9 @@ struct RunsBefore {
 // (ignored by a podFailurePolicy rule: counted false), and failed pods the Job counts
 // that no pass listed. `ending`: the Job is failing or failed (a pod deleted then is the
 // controller stopping it). Counts and words are left to the caller. Adds the pods to
-// `pods_failed` (kept sorted).
-// Run `n` of container `c` (its runs keyed `key`): as `shown` shows it when that is run
-// `n`, else one a later run replaced before any pass saw it end (seen_end false; only
-// its pod and container known). The caller adds what it knows of such a run.
-SeenRun container_run_n(const Pod& pod, const ContainerStatus& c, const std::string& key, int n,
-                        const std::optional<ShownRun>& shown);
-
+// `pods_failed` (kept sorted), and each failed pod no pass listed under its key. A pod
+// listed after the Job counted it as such (its count did not rise for it) is that run,
+// not a new one: its uid takes the key's place.
 std::vector<SeenRun> new_runs(const Job& job, const std::vector<const Pod*>& pods,
                               const RunsBefore& before, const RunCounts& after, int failed_pods,
                               bool ending, TimePoint now, std::vector<std::string>& pods_failed);

@@ -119,7 +119,9 @@ struct GateMemory {
     // time is newer than the last one even when their timestamps tie (seconds).
     std::vector<std::string> failures_seen;
     // The pods (uids, sorted) whose failure as a whole a pass reported, counted or
-    // ignored: each such run is reported once (its container runs are in failed_runs).
+    // ignored: each such run is reported once (its container runs are in failed_runs);
+    // "status.failed/N" for a failed pod the Job counted that no pass listed, until a
+    // pass lists it (its uid then takes the key's place).
     std::vector<std::string> pods_failed;
     // Every failed run a pass listed, in the order the passes listed them (oldest
     // first), the newest k_remembered_runs of them; `runs_forgotten` older ones dropped.

@@ -10,7 +10,7 @@ namespace {
 
 constexpr EnumName<Why> k_why_texts[] = {
     {Why::pair_unsettled, "no pair of the Job and its pods settled yet"},
-    {Why::deletion_in_flight, "an ending verdict waits for a pod deletion in flight"},
+    {Why::deletion_in_flight, "a verdict waits for a pod deletion in flight"},
     {Why::pass_ready, "a pass to act on"},
     {Why::caches_ahead, "the caches hold changes after the pass"},
     {Why::change_taken, "a wait took the next change"},
@@ -30,6 +30,10 @@ std::string why_text(Why why) {
 
 bool ending(gates::State state, bool names_failure) {
     return state == gates::State::failed || (state == gates::State::failing && !names_failure);
+}
+
+bool may_wait_for_deletion(const PassFacts& pass) {
+    return ending(pass.state, pass.names_failure) || pass.unlisted_run;
 }
 
 void keep_step(const Step& step, LoopState& state) {
@@ -72,7 +76,7 @@ Step plan_pass(const LoopState& state, const PassFacts& pass, const LoopClock& a
     // A pass was taken (or failed): the owed write it waited for is no longer awaited.
     Step next = step(Next::act, Why::pass_ready, {}, state);
     next.expect_until.reset();
-    if (!pass.error && ending(pass.state, pass.names_failure) &&
+    if (!pass.error && may_wait_for_deletion(pass) &&
         deletion_may_be_in_flight(state.seen_pods, pass.pod_uids, state.deleted,
                                   !state.departed.empty(), pass.accounted)) {
         // Rule 6: let the pod watch catch up, so that the failure names that pod.
@@ -87,6 +91,8 @@ Step plan_pass(const LoopState& state, const PassFacts& pass, const LoopClock& a
     if (pass.error) {
         next.next = Next::finish;
         next.why = Why::api_error;  // rule 5
+    } else if (pass.state != gates::State::failing && pass.state != gates::State::failed) {
+        next.settle_until.reset();  // a pod no pass listed waited: the next one waits anew
     }
     return next;  // rule 7
 }

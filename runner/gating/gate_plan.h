@@ -30,7 +30,9 @@ struct LoopState {
     // the first pass that waits, cleared by the next pass taken.
     std::optional<TimePoint> expect_until;
     // Until when an ending verdict waits for a pod deletion that may be in flight (rule
-    // 6); set by the first pass that waits, never cleared: one bound per gate.
+    // 6); set by the first pass that waits, never cleared once the verdict is ending: one
+    // bound per gate. A verdict that tells of a pod no pass listed waits alike; its bound
+    // ends with the first pass acted on that is not ending.
     std::optional<TimePoint> settle_until;
     // A wait of the last pass took a change the next pass needs: it looks at once.
     bool skip_wait = false;
@@ -46,6 +48,9 @@ struct PassFacts {
     std::set<std::string> pod_uids;  // the pods the pass evaluated (deleted ones included)
     long long accounted = 0;         // the pods the Job's status accounts for
     bool behind = false;             // the caches hold changes after the pass's pair
+    // The verdict tells of a failed pod the Job counts that no pass listed (a run keyed
+    // "status.failed/N"): a pod the last pass saw may be that one, its deletion in flight.
+    bool unlisted_run = false;
 };
 
 // The gate's fixed bounds, and the moment of the decision.
@@ -65,7 +70,7 @@ enum class Next {
 
 enum class Why {
     pair_unsettled,      // rule 4: no pair of Job and pods to evaluate yet
-    deletion_in_flight,  // rule 6: an ending verdict waits for a pod deletion
+    deletion_in_flight,  // rule 6: a verdict waits for a pod deletion in flight
     pass_ready,          // rule 7: a pass to act on
     caches_ahead,        // rule 11: the caches hold changes after the pass's pair
     change_taken,        // rule 11: a wait of the last pass took the next change
@@ -96,6 +101,11 @@ std::string why_text(Why why);
 // Whether a verdict in `state` ends the gate failed, or is failing with no failure named
 // (the pod that failed the Job may be gone already): such a pass may wait (rule 6).
 bool ending(gates::State state, bool names_failure);
+
+// Whether a pass's verdict waits for a pod deletion that may be in flight (rule 6): it
+// ends the gate (`ending`), or it tells of a failed pod the Job counts that no pass
+// listed, which the pod the last pass saw may be.
+bool may_wait_for_deletion(const PassFacts& pass);
 
 // After a pass was taken: act on it, wait, or end the gate (rules 4-7, 10).
 Step plan_pass(const LoopState& state, const PassFacts& pass, const LoopClock& at);

@@ -11,6 +11,7 @@
 #include "gates/failures.h"
 #include "gates/memory_json.h"
 #include "gates/restarts.h"
+#include "gates/runs.h"
 #include "runner/gating/gate_actor.h"
 #include "runner/gating/gate_pass.h"
 #include "runner/gating/gate_plan.h"
@@ -369,6 +370,9 @@ PassFacts GateRunner::facts_of(const Result<Pass>& pass) {
     facts.pod_uids = pass->pod_uids;
     facts.accounted = pass->job ? accounted_pods(*pass->job) : 0;
     facts.behind = pass->behind;
+    facts.unlisted_run =
+        std::any_of(pass->verdict.runs.begin(), pass->verdict.runs.end(),
+                    [](const gates::SeenRun& run) { return gates::unlisted(run); });
     return facts;
 }
 

@@ -91,6 +91,16 @@ until [ -f '$release' ]; do sleep 0.05; done; echo migrated")
     [[ $(log_count "$T/gate.log" "^pre-migrations: retrying .*pod $pod was deleted") == 1 ]] ||
         fail "the deleted pod's line is printed more than once"
     check_reported "$T/rep" pre-migrations
+    # One run however the Job's count and the pod's deletion reach the gate (issue 23):
+    # one retry line, one Retrying event, one failed run in run.json, junit.xml, summary.md.
+    [[ $(log_count "$T/gate.log" '^pre-migrations: retrying') == 1 ]] ||
+        fail "retry lines: $(grep '^pre-migrations: retrying' "$T/gate.log"), want one"
+    gate_events "$NS" "$job" >"$T/events.log"
+    [[ $(log_count "$T/events.log" '^MigrationsRetrying') == 1 ]] || fail "want 1 retry event: $(cut -f1 "$T/events.log")"
+    [[ $(jq '.steps[] | select(.name == "pre-migrations") | .failed_runs | length' "$T/rep/run.json") == 1 &&
+        $(grep -c 'name="pre-migrations failed run ' "$T/rep/junit.xml") == 1 &&
+        $(grep -c '^\*\*pre-migrations, failed run ' "$T/rep/summary.md") == 1 ]] ||
+        fail "the reports do not list one failed run"
     ok "deleted by hand: the line says the pod is gone, its command works"
 }
 

@@ -126,6 +126,34 @@ BOOST_AUTO_TEST_CASE(rule6_only_an_ending_verdict_with_a_pod_unaccounted_for_wai
     BOOST_TEST(!ending(gates::State::succeeded, false));
 }
 
+// Rule 6, for a retry: a verdict that tells of a failed pod the Job counts that no pass
+// listed, while a pod the last pass saw is neither listed nor known deleted, waits for
+// that deletion (it may be that pod, which its line then names), k_settle_bound at most;
+// the bound is its own: once acted on, the next such verdict waits anew.
+BOOST_AUTO_TEST_CASE(rule6_a_pod_no_pass_listed_waits_for_a_deletion_in_flight) {
+    Vanished v;
+    v.pass.state = gates::State::retrying;
+    v.pass.unlisted_run = true;
+    Step step = plan_pass(v.state, v.pass, at(k_t0));
+    BOOST_TEST((step.next == Next::wait));
+    BOOST_TEST((step.why == Why::deletion_in_flight));
+    BOOST_TEST((step.until == k_t0 + k_settle_bound));
+    keep_step(step, v.state);
+    v.state.departed.push_back(nlohmann::json::object());  // the deletion came
+    step = plan_pass(v.state, v.pass, at(k_t0 + 100ms));
+    BOOST_TEST((step.next == Next::act));
+    BOOST_TEST(!step.settle_until);
+    keep_step(step, v.state);
+    v.state.departed.clear();
+    step = plan_pass(v.state, v.pass, at(k_t0 + 1min));
+    BOOST_TEST((step.next == Next::wait));
+    BOOST_TEST((step.until == k_t0 + 1min + k_settle_bound));
+    Vanished listed;  // every pod the last pass saw is there: nothing to wait for
+    listed.pass = evaluated(gates::State::retrying, {"pod-a"});
+    listed.pass.unlisted_run = true;
+    BOOST_TEST((plan_pass(listed.state, listed.pass, at(k_t0)).next == Next::act));
+}
+
 // Rule 7: a pass that was evaluated is acted on; the owed write's bound is cleared.
 BOOST_AUTO_TEST_CASE(rule7_an_evaluated_pass_is_acted_on) {
     LoopState state;

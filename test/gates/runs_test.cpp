@@ -135,6 +135,92 @@ BOOST_AUTO_TEST_CASE(a_killed_run_that_restarts_is_a_failed_run) {
     BOOST_TEST(vs.back().counts.restarts == 1);
 }
 
+namespace {
+
+// The eviction's kill restarted before the pod's failure is published (the real kubelet
+// under load): the run the eviction killed is in lastState, restartCount 1, the pod still
+// Running with its Ready condition False for PodFailed (the kubelet failed the pod; its
+// status manager holds the phase back while a container may run).
+Pod restarted_after_kill() {
+    ContainerStatus c = running("migrations", 1);
+    c.last_state.terminated = term(137, "Error", "", "2025-05-29T07:59:30Z");
+    return not_ready(with_containers(pod("p"), {c}));
+}
+
+// The pod as the kubelet then publishes it Failed/Evicted: the restarted run killed too
+// (`restarted_run_ended`), or, as the API may show it, still running.
+Pod evicted_after_restart(bool restarted_run_ended) {
+    Pod p = evicted(restarted_after_kill());
+    if (restarted_run_ended) {
+        ContainerStatus& c = p.containers[0];
+        c.state.running = false;
+        c.state.terminated = term(137, "Error", "", "2025-05-29T07:59:31Z");
+    }
+    return p;
+}
+
+}  // namespace
+
+// Given the kubelet's writes of an eviction whose kill it restarted before it published
+// the pod's failure (container killed → restarted, restartCount 1, the killed run in
+// lastState → phase Failed/Evicted, the restarted run ended or still running), seen by a
+// pass each or only some of them, then the pod's failure is said and recorded once:
+// "pod 1 of 7", the runs the eviction cut fold into it (no "attempt 1 of 6", no "its run
+// 1"), as the Job controller counts it once the pod is Failed.
+BOOST_AUTO_TEST_CASE(an_eviction_whose_kill_restarted_is_one_failure) {
+    for (bool ended : {true, false}) {
+        const Pod kill = killed(137);
+        const Pod restart = restarted_after_kill();
+        const Pod failed = evicted_after_restart(ended);
+        const std::vector<std::pair<std::string, std::vector<Pod>>> seen{
+            {"every write", {kill, restart, failed}},
+            {"the kill, then the failure", {kill, failed}},
+            {"the restart, then the failure", {restart, failed}},
+            {"the failure alone", {failed}},
+        };
+        for (const auto& [name, writes] : seen) {
+            BOOST_TEST_CONTEXT((ended ? "restarted run ended; " : "restarted run running; ")
+                               << name) {
+                std::vector<std::pair<Job, std::vector<Pod>>> steps{{job(), {running_pod()}}};
+                for (const Pod& p : writes) {
+                    steps.push_back({job(), {p}});
+                }
+                std::vector<Verdict> vs = passes(steps);
+                Said s = said(vs);
+                BOOST_TEST(s.lines.size() == 1u);
+                BOOST_TEST(s.events.size() == 1u);
+                for (const std::string& event : s.events) {
+                    BOOST_TEST(has(event, "pod 1 of 7 failed, 6 left: pod p was evicted (Evicted)"),
+                               event);
+                }
+                for (const std::string& line : s.lines) {
+                    BOOST_TEST(!has(line, "attempt 1 of 6"), line);
+                    BOOST_TEST(!has(line, "its run 1"), line);
+                }
+                BOOST_TEST(vs.back().counts.restarts == 0);
+                BOOST_TEST(vs.back().counts.failed_pods == 1);
+                BOOST_TEST(vs.back().memory.observed_failures == 1);
+            }
+        }
+    }
+}
+
+// Given a run killed (a liveness probe, 137) and restarted a minute before the kubelet
+// evicted its pod, both first seen by the pass that sees the pod Failed/Evicted, then that
+// run ended before the pod's failure began: a failed run of its own, said before the pod's.
+BOOST_AUTO_TEST_CASE(a_kill_restarted_before_the_pod_failed_is_a_run_of_its_own) {
+    ContainerStatus c = running("migrations", 1);
+    c.last_state.terminated = term(137, "Error", "", "2025-05-29T07:58:30Z");
+    Pod failed = evicted(not_ready(with_containers(pod("p"), {c})));
+    std::vector<Verdict> vs = passes({{job(), {running_pod()}}, {job(), {failed}}});
+    Said s = said(vs);
+    BOOST_REQUIRE(s.lines.size() == 2u);
+    BOOST_TEST(has(s.lines[0], "container migrations exited 137"), s.lines[0]);
+    BOOST_TEST(has(s.lines[1], "pod 1 of 7 failed, 6 left: pod p was evicted"), s.lines[1]);
+    BOOST_TEST(s.events.size() == 2u);
+    BOOST_TEST(vs.back().memory.observed_failures == 2);
+}
+
 // Given an OnFailure pod (backoffLimit 3) whose runs 1 and 2 failed, deleted by hand
 // while its published status still shows run 2 terminated (restartCount 1) or already
 // run 3 running (restartCount 2), then either way the deletion's line is the pod limit's
@@ -241,6 +327,72 @@ BOOST_AUTO_TEST_CASE(an_indexed_ending_line_counts_the_index_of_the_pod_it_names
             }
         }
     }
+}
+
+namespace {
+
+Job never_job(int failed) {
+    Job j = job("Never", 3);
+    j.failed = failed;
+    return j;
+}
+
+// A Never pod deleted by hand: its container stopped by the kill, the pod Failed and
+// being deleted, its tracking finalizer still there (the controller has not counted it).
+Pod deleted_by_hand(const std::string& name) {
+    return deleting(with_containers(
+        pod(name, "Failed"),
+        {terminated("migrations", term(137, "Error", "", "2025-05-29T07:59:40Z"))}));
+}
+
+}  // namespace
+
+// Given a Never Job (backoffLimit 3) whose running pod p is deleted by hand, the Job's
+// count of it (status.failed 1) and the pod's own status reaching the passes in either
+// order (a pod list taken once p was gone, before the pod watch delivered its deletion,
+// shows the count first: a failed pod no pass listed), then p is one run: one line, one
+// event, whichever pass describes it; and the pass that shows p after its count adds none.
+BOOST_AUTO_TEST_CASE(a_deleted_pod_counted_before_it_is_listed_is_one_run) {
+    const Pod p = with_containers(pod("p"), {running("migrations")});
+    const Pod q = with_containers(pod("q"), {running("migrations")});
+    const Pod gone = deleted_by_hand("p");
+    const std::vector<std::pair<std::string, std::vector<std::pair<Job, std::vector<Pod>>>>> orders{
+        {"the pod, then the count",
+         {{never_job(0), {p}}, {never_job(0), {gone, q}}, {never_job(1), {counted(gone), q}}}},
+        {"the count, then the pod",
+         {{never_job(0), {p}}, {never_job(1), {q}}, {never_job(1), {counted(gone), q}}}},
+    };
+    for (const auto& [name, steps] : orders) {
+        BOOST_TEST_CONTEXT(name) {
+            std::vector<Verdict> vs = passes(steps);
+            Said s = said(vs);
+            BOOST_TEST(s.lines.size() == 1u);
+            BOOST_TEST(s.events.size() == 1u);
+            for (const std::string& event : s.events) {
+                BOOST_TEST(has(event, "pod 1 of 4 failed, 3 left"), event);
+            }
+            BOOST_TEST(vs.back().runs.empty());
+            BOOST_TEST(vs.back().counts.failed_pods == 1);
+            BOOST_TEST(vs.back().memory.observed_failures == 1);
+        }
+    }
+}
+
+// Given a failed pod the Job counts that no pass listed (its run told as such), then a
+// second pod failing and first seen counted, then that second pod is a run of its own:
+// the count rose for it.
+BOOST_AUTO_TEST_CASE(a_pod_counted_after_an_unlisted_one_is_a_run_of_its_own) {
+    const Pod q = with_containers(pod("q"), {running("migrations")});
+    Pod q_failed = counted(
+        with_containers(pod("q", "Failed"),
+                        {terminated("migrations", term(3, "Error", "", "2025-05-29T07:59:50Z"))}));
+    std::vector<Verdict> vs =
+        passes({{never_job(0), {}}, {never_job(1), {q}}, {never_job(2), {q_failed}}});
+    Said s = said(vs);
+    BOOST_REQUIRE(s.lines.size() == 2u);
+    BOOST_TEST(has(s.lines[0], "pod 1 of 4 failed, 3 left: a pod of the Job failed"), s.lines[0]);
+    BOOST_TEST(has(s.lines[1], "pod 2 of 4 failed, 2 left: pod q"), s.lines[1]);
+    BOOST_TEST(s.events.size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -422,7 +422,9 @@ if [ \$n -le 1 ]; then dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>/dev/null; e
         fail "retry lines: $(grep '^pre-migrations: retrying' "$T/gate.log"), want one"
     grep '^pre-migrations: retrying' "$T/gate.log" | grep -qF "exit code 137 comes from the kill" ||
         fail "the retry line does not name the kill"
-    echo "retry lines: $(log_count "$T/gate.log" '^pre-migrations: retrying'), events: $(log_count "$T/events.log" '^MigrationsRetrying')"
+    # restartCount 1: the kubelet restarted the killed container before it published
+    # the phase Failed (the case gates/counting.cpp cut_by_pod_failure folds).
+    echo "retry lines: $(log_count "$T/gate.log" '^pre-migrations: retrying'), events: $(log_count "$T/events.log" '^MigrationsRetrying'), evicted pod's restartCount: $(pods_of "$NS" "$job" | jq -r --arg p "$pod" '.items[] | select(.metadata.name == $p) | [.status.containerStatuses[].restartCount] | join(",")')"
     ok "kubelet eviction (ephemeral storage) on the real kubelet: one failure, retried once, exit 0"
 }
 
