@@ -415,6 +415,10 @@ if [ \$n -le 1 ]; then dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>/dev/null; e
     # Failed/Evicted, or the other way round); the gate counts the killed run as part of
     # the pod's failure, not as a run of its own (gates/README.md, refinement 2).
     gate_events "$NS" "$job" >"$T/events.log"
+    # On a failure, the evicted pod's status as the kubelet left it (its conditions'
+    # times and its container's runs) goes into the log: what a unit case needs.
+    pods_of "$NS" "$job" | jq -c --arg p "$pod" '.items[] | select(.metadata.name == $p) |
+        .status | {phase, reason, conditions, containerStatuses}' >"$T/evicted-pod.log"
     [[ $(log_count "$T/events.log" '^MigrationsRetrying') == 1 &&
         $(log_count "$T/events.log" "pod 1 of 7 failed, 6 left: pod $pod was evicted") == 1 ]] ||
         fail "events: $(cut -f1 "$T/events.log" | sort | uniq -c), want one MigrationsRetrying, about pod 1"
