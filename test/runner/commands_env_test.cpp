@@ -67,6 +67,19 @@ LockOptions lock_options(const EnvWorkspace& w, const char* action, const char* 
     return o;
 }
 
+// Gate `gate` of e1 in namespace gitlab from the workspace's `manifest`, without an
+// envgate.yml (outside CI the gate then runs alone), its reports in the workspace's.
+GateOptions lone_gate(const EnvWorkspace& w, const char* gate, const char* manifest) {
+    GateOptions g;
+    g.environment = "e1";
+    g.gate = gate;
+    g.config = w.dir.path() + "/absent.yml";
+    g.manifest = w.dir.path() + "/" + manifest;
+    g.namespace_ = "gitlab";
+    g.report_dir = w.reports;
+    return g;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(commands_env_suite)
@@ -167,13 +180,7 @@ BOOST_AUTO_TEST_CASE(status_of_an_unreachable_lease_store_exits_4_naming_the_err
 // gate_e2e.sh success (without envgate.yml, outside CI: the gate runs alone)
 BOOST_AUTO_TEST_CASE(gate_without_a_config_runs_its_job_on_the_cluster_alone) {
     EnvWorkspace w;
-    GateOptions g;
-    g.environment = "e1";
-    g.gate = "pre-migrations";
-    g.config = w.dir.path() + "/absent.yml";
-    g.manifest = w.dir.path() + "/pre.yaml";
-    g.namespace_ = "gitlab";
-    g.report_dir = w.reports;
+    GateOptions g = lone_gate(w, "pre-migrations", "pre.yaml");
     g.output = "json";
     auto r = w.run([&](Context& c) { return run_gate(g, c); });
     BOOST_TEST(r.code == k_exit_success, r.all());
@@ -205,13 +212,7 @@ BOOST_AUTO_TEST_CASE(gate_without_a_config_runs_its_job_on_the_cluster_alone) {
 BOOST_AUTO_TEST_CASE(gate_whose_job_fails_exits_1) {
     EnvWorkspace w;
     w.failing["pre"] = "relation users missing";
-    GateOptions g;
-    g.environment = "e1";
-    g.gate = "pre-migrations";
-    g.config = w.dir.path() + "/absent.yml";
-    g.manifest = w.dir.path() + "/pre.yaml";
-    g.namespace_ = "gitlab";
-    g.report_dir = w.reports;
+    GateOptions g = lone_gate(w, "pre-migrations", "pre.yaml");
     auto r = w.run([&](Context& c) { return run_gate(g, c); });
     BOOST_TEST(r.code == k_exit_failed, r.all());
     BOOST_TEST(has(r.out, "pre-migrations: failed"), r.out);
@@ -222,12 +223,7 @@ BOOST_AUTO_TEST_CASE(gate_whose_job_fails_exits_1) {
 BOOST_AUTO_TEST_CASE(a_failed_gate_run_again_reattaches_and_records_no_second_event) {
     EnvWorkspace w;
     w.failing["post"] = "exit 5";
-    GateOptions g;
-    g.environment = "e1";
-    g.gate = "post-migrations";
-    g.config = w.dir.path() + "/absent.yml";
-    g.manifest = w.dir.path() + "/post.yaml";
-    g.namespace_ = "gitlab";
+    GateOptions g = lone_gate(w, "post-migrations", "post.yaml");
     g.report_dir = w.reports + "/first";
     auto first = w.run([&](Context& c) { return run_gate(g, c); });
     BOOST_TEST(first.code == k_exit_failed, first.all());
