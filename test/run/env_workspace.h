@@ -228,6 +228,17 @@ struct EnvWorkspace {
     }
 };
 
+// `envgate lock ACTION e1 --holder HOLDER --no-wait` with the workspace's envgate.yml.
+inline LockOptions lock_options(const EnvWorkspace& w, const char* action, const char* holder) {
+    LockOptions o;
+    o.action = action;
+    o.env = "e1";
+    o.config_path = w.config;
+    o.holder = holder;
+    o.no_wait = true;
+    return o;
+}
+
 inline bool has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }

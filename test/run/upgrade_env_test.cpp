@@ -170,12 +170,7 @@ BOOST_AUTO_TEST_CASE(a_lock_held_after_a_failure_is_not_obtained_and_names_the_u
 // run_e2e.sh lock_wait (the part without a second process): held by another, no wait.
 BOOST_AUTO_TEST_CASE(a_lock_another_holds_is_not_obtained_without_waiting) {
     EnvWorkspace w;
-    LockOptions o;
-    o.action = "acquire";
-    o.env = "e1";
-    o.config_path = w.config;
-    o.holder = "other";
-    o.no_wait = true;
+    LockOptions o = envgate::test::lock_options(w, "acquire", "other");
     BOOST_TEST(w.run([&](Context& ctx) { return run_lock(o, ctx); }).code == k_exit_success);
     auto r = w.envgate_run();
     BOOST_TEST(r.code == k_exit_lock_not_obtained, r.all());
@@ -187,13 +182,8 @@ BOOST_AUTO_TEST_CASE(a_lock_another_holds_is_not_obtained_without_waiting) {
 // run_e2e.sh stale_holder
 BOOST_AUTO_TEST_CASE(a_vanished_holder_leaves_the_lock_failed_until_an_unlock) {
     EnvWorkspace w;
-    LockOptions o;
-    o.action = "acquire";
-    o.env = "e1";
-    o.config_path = w.config;
-    o.holder = "other";
+    LockOptions o = envgate::test::lock_options(w, "acquire", "other");
     o.hold_for = "1s";
-    o.no_wait = true;
     BOOST_TEST(w.run([&](Context& ctx) { return run_lock(o, ctx); }).code == k_exit_success);
     // Its lease of 1 s runs out while the run waits (3 s, on the fake clock): nothing
     // renews it.

@@ -14,6 +14,7 @@
 using namespace envgate;
 using envgate::test::EnvWorkspace;
 using envgate::test::has;
+using envgate::test::lock_options;
 using envgate::test::ReportFiles;
 
 namespace {
@@ -55,16 +56,6 @@ std::vector<std::string> gate_events(EnvWorkspace& w) {
         }
     }
     return reasons;
-}
-
-LockOptions lock_options(const EnvWorkspace& w, const char* action, const char* holder) {
-    LockOptions o;
-    o.action = action;
-    o.env = "e1";
-    o.config_path = w.config;
-    o.holder = holder;
-    o.no_wait = true;
-    return o;
 }
 
 // Gate `gate` of e1 in namespace gitlab from the workspace's `manifest`, without an
