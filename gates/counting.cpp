@@ -109,13 +109,17 @@ void assign_run_key(std::string& key, const Pod& pod, const ContainerStatus& c) 
 
 // The failed runs of `c` that are runs of their own: not the newest when it ended with
 // its pod, nor the one before when the pod's failure cut it (the kubelet restarted the
-// run its eviction killed before it published the phase Failed).
+// run its eviction killed before it published the phase Failed, or removed its container
+// and counted that run in restartCount itself).
 int own_failed_runs(const Pod& pod, const ContainerStatus& c) {
+    // Waiting after a run the kubelet could no longer locate is no back-off: restartCount
+    // counts that run already.
+    const bool unlocated = waits_after_unlocated_run(pod, c);
     const bool newest_ended = ended_with_pod(pod, c);
-    int runs = newest_ended ? c.restart_count : failed_runs(c);
+    int runs = newest_ended || unlocated ? c.restart_count : failed_runs(c);
     // lastState is the run before the current one, counted above, unless the container
     // waits to restart after it (then it is the newest run, which ended with the pod).
-    const bool before_counted = !newest_ended || !c.state.waiting;
+    const bool before_counted = !newest_ended || !c.state.waiting || unlocated;
     if (before_counted && cut_by_pod_failure(pod, c)) {
         runs = std::max(runs - 1, 0);
     }
@@ -405,6 +409,14 @@ bool failed_as_a_whole(const Pod& pod) {
     }
     return pod.phase == "Failed"sv ||
            (is_active_phase(pod) && has_condition(pod, "Ready", "False", "PodFailed"));
+}
+
+bool waits_after_unlocated_run(const Pod& pod, const ContainerStatus& c) {
+    if (!c.state.waiting || !c.last_state.terminated || !failed_as_a_whole(pod)) {
+        return false;
+    }
+    const ContainerTerminated& t = *c.last_state.terminated;
+    return t.exit_code == 137 && t.reason == "ContainerStatusUnknown"sv;
 }
 
 bool cut_by_pod_failure(const Pod& pod, const ContainerStatus& c) {

@@ -89,6 +89,14 @@ bool ended_with_pod(const Pod& pod, const ContainerStatus& c);
 // manager holds the phase Failed back until no container can run (mergePodStatus).
 bool failed_as_a_whole(const Pod& pod);
 
+// True when `c` waits after a run the kubelet could no longer locate, in a pod that failed
+// as a whole: lastState 137 ContainerStatusUnknown, state waiting. An eviction removes the
+// pod's exited containers at once; a status the kubelet reads back after that records the
+// run it showed running as such, adds it to restartCount (nothing restarted) and shows the
+// container waiting until the pod is terminated (then terminated, ContainerStatusUnknown,
+// too). That run is the newest, counted in restartCount, and ended with the pod.
+bool waits_after_unlocated_run(const Pod& pod, const ContainerStatus& c);
+
 // True when `c`'s run before its current one (lastState) was cut by its pod's failure as
 // a whole: the pod failed as a whole, that run was killed (137 or 143, not OOMKilled),
 // and it ended no earlier than the pod's failure began (its DisruptionTarget, else its

@@ -46,14 +46,24 @@ const ContainerTerminated* failed_run(const ContainerStatus& c) {
     return nullptr;
 }
 
+// The newest run of `c` as its pod's failure shows it: its current state, or, while it
+// waits after a run the kubelet could no longer locate, that run (lastState).
+const ContainerTerminated* pod_run(const Pod& pod, const ContainerStatus& c) {
+    if (c.state.terminated) {
+        return &*c.state.terminated;
+    }
+    return waits_after_unlocated_run(pod, c) ? &*c.last_state.terminated : nullptr;
+}
+
 // The first container whose newest run failed; with ContainerRuns::own, only one whose
 // run ended with the pod (the others' failed runs are runs of their own).
 const ContainerStatus* first_failed_container(const Pod& pod,
                                               ContainerRuns runs = ContainerRuns::in_pod) {
     for (const auto* list : {&pod.containers, &pod.init_containers}) {
         for (const ContainerStatus& c : *list) {
-            if (c.state.terminated && c.state.terminated->exit_code != 0 &&
-                (runs == ContainerRuns::in_pod || ended_with_pod(pod, c))) {
+            const ContainerTerminated* t = pod_run(pod, c);
+            if (t != nullptr && t->exit_code != 0 &&
+                (runs == ContainerRuns::in_pod || ended_with_pod(pod, c) || !c.state.terminated)) {
                 return &c;
             }
         }
@@ -75,8 +85,8 @@ std::string_view pod_failure_reason(const Pod& pod, const Condition* disruption,
     if (c != nullptr && stopped_by_deletion(pod, *c)) {
         return "Deleted";  // the same pod, told alike before and after its kill
     }
-    if (c != nullptr && !c->state.terminated->reason.empty()) {
-        return c->state.terminated->reason;
+    if (c != nullptr && !pod_run(pod, *c)->reason.empty()) {
+        return pod_run(pod, *c)->reason;
     }
     return pod.deletion_timestamp ? "Deleted" : "Failed";
 }
@@ -88,7 +98,7 @@ Failure pod_failure(const Pod& pod, ContainerRuns runs = ContainerRuns::in_pod) 
     f.pod = pod.name;
     f.kind = FailureKind::pod;
     if (c != nullptr) {
-        const ContainerTerminated& t = *c->state.terminated;
+        const ContainerTerminated& t = *pod_run(pod, *c);
         bool disrupted = disruption != nullptr || !pod.reason.empty() || pod.deletion_timestamp;
         f.container = c->name;
         f.exit_code = t.exit_code;
@@ -100,7 +110,7 @@ Failure pod_failure(const Pod& pod, ContainerRuns runs = ContainerRuns::in_pod) 
     if (disruption != nullptr) {
         f.message = disruption->message;
         f.at = disruption->last_transition_time ? disruption->last_transition_time : f.at;
-    } else if (!pod.reason.empty() || c == nullptr || c->state.terminated->reason.empty()) {
+    } else if (!pod.reason.empty() || c == nullptr || pod_run(pod, *c)->reason.empty()) {
         f.message = pod.message;
     }
     if (!f.at) {
@@ -118,8 +128,8 @@ std::optional<TimePoint> pod_failure_time(const Pod& pod,
         return disruption->last_transition_time;
     }
     const ContainerStatus* c = first_failed_container(pod, runs);
-    if (c != nullptr && c->state.terminated->finished_at) {
-        return c->state.terminated->finished_at;
+    if (c != nullptr && pod_run(pod, *c)->finished_at) {
+        return pod_run(pod, *c)->finished_at;
     }
     for (const Condition& ready : pod.conditions) {
         if (ready.type == "Ready"sv && ready.status == "False"sv && ready.last_transition_time &&

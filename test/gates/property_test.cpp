@@ -274,7 +274,9 @@ Writes controller_writes(std::mt19937& rng, int failures) {
 
 // An OnFailure Job whose pods crash and restart in place and are sometimes evicted
 // while running (phase Failed, 137 ContainerStatusUnknown, not deleted), in one write or,
-// as the real kubelet may publish it, the kill first; every pod stays listed. `failures`
+// as the real kubelet may publish it, the kill first, or (its killed container removed
+// before it read it back) the container waiting with one restart more that never
+// happened; every pod stays listed. `failures`
 // counts crashes plus evictions, as they happen (an eviction when its pod is Failed).
 struct EvictionHistory {
     std::vector<std::vector<Pod>> pods;
@@ -295,18 +297,37 @@ EvictionHistory eviction_history(std::mt19937& rng, int steps) {
         } else if (!c.state.running) {
             c = running("migrations", c.restart_count + 1);
         } else if (r == 3) {
-            if (rng() % 2 == 0) {
+            const unsigned how = rng() % 3;
+            if (how == 0) {
                 // The real kubelet's first write of an eviction: the container killed,
                 // the pod still Running (the terminal phase held back until it stopped).
                 c = terminated("migrations", term(137, "Error", ""), c.restart_count);
                 h.pods.push_back(pods);
                 h.failures.push_back(failures);
             }
-            c = terminated("migrations", term(137, "ContainerStatusUnknown", ""), c.restart_count);
+            const int restarts = c.restart_count;
             p = disrupted(p, "TerminationByKubelet", "The node was low on resource: memory.");
             p.phase = "Failed";
             p.reason = "Evicted";
             ++failures;
+            ContainerStatus& ended = p.containers[0];  // `c` went with the pod's old value
+            if (how == 1) {
+                // Or, under load, the killed container removed before the kubelet read it
+                // back: the run it showed running not located, added to restartCount
+                // (nothing restarted), the container waiting until the pod is terminated.
+                ended = waiting("migrations", "ContainerCreating", "");
+                ended.restart_count = restarts + 1;
+                ended.last_state.terminated = term(137, "ContainerStatusUnknown", "");
+                ended.last_state.terminated->finished_at.reset();
+                h.pods.push_back(pods);
+                h.failures.push_back(failures);
+                // Then terminated (TerminatePod), that run still in lastState.
+                ended.state = ContainerState{};
+                ended.state.terminated = *ended.last_state.terminated;
+            } else {
+                ended = terminated("migrations", term(137, "ContainerStatusUnknown", ""),
+                                   ended.restart_count);
+            }
             pods.push_back(
                 with_containers(pod("p" + std::to_string(pods.size())), {running("migrations")}));
         }

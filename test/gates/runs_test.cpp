@@ -205,6 +205,87 @@ BOOST_AUTO_TEST_CASE(an_eviction_whose_kill_restarted_is_one_failure) {
     }
 }
 
+namespace {
+
+// What the kubelet writes of a container it can no longer locate (its eviction removes
+// the pod's exited containers at once): the run its old status showed running, ended
+// with no exit time (convertToAPIContainerStatuses).
+ContainerTerminated not_located(const char* message) {
+    return ContainerTerminated{137, "ContainerStatusUnknown", message, std::nullopt};
+}
+
+// The evicted pod's writes when the kubelet removed the killed container before it
+// read it back (under load): the pod Failed/Evicted (or its phase still held back as
+// Running), the container waiting with restartCount 1, the run before in lastState, no
+// restart having happened; then, once terminated (TerminatePod), that waiting state
+// turned into a terminated one.
+Pod evicted_container_gone(const std::string& phase, bool terminated) {
+    ContainerStatus c = waiting("migrations", "ContainerCreating", "");
+    c.restart_count = 1;
+    c.last_state.terminated = not_located(
+        "The container could not be located when the pod was deleted.  The container used to "
+        "be Running");
+    if (terminated) {
+        c.state.waiting.reset();
+        c.state.terminated =
+            not_located("The container could not be located when the pod was terminated");
+    }
+    Pod p = evicted(not_ready(with_containers(pod("p"), {c})));
+    p.phase = phase;
+    return p;
+}
+
+}  // namespace
+
+// Given the kubelet's writes of an eviction whose killed container it removed before it
+// read it back (issue 23: restartCount 1 on the evicted pod, no restart having
+// happened; the container waiting, then terminated, both runs ContainerStatusUnknown),
+// seen by a pass each or only some of them, then the pod's failure is said and recorded
+// once: "pod 1 of 7", its container's exit code 137 from the kill, no second line
+// "container migrations ... (its run 1)", no "its 1 restart(s) no longer count".
+BOOST_AUTO_TEST_CASE(an_eviction_whose_container_was_removed_is_one_failure) {
+    const Pod held = evicted_container_gone("Running", false);
+    const Pod failed = evicted_container_gone("Failed", false);
+    const Pod done = evicted_container_gone("Failed", true);
+    const Pod failing = not_ready(running_pod());
+    const std::vector<std::pair<std::string, std::vector<Pod>>> seen{
+        {"every write", {failing, held, failed, done}},
+        {"the failure, then its end", {failing, failed, done}},
+        {"the held phase, then the end", {held, done}},
+        {"the failure alone", {failed}},
+        {"the failure, the pod still Running", {held}},
+        {"the end alone", {done}},
+    };
+    for (const auto& [name, writes] : seen) {
+        BOOST_TEST_CONTEXT(name) {
+            std::vector<std::pair<Job, std::vector<Pod>>> steps{{job(), {running_pod()}}};
+            for (const Pod& p : writes) {
+                steps.push_back({job(), {p}});
+            }
+            std::vector<Verdict> vs = passes(steps);
+            Said s = said(vs);
+            BOOST_TEST(vs.back().counts.restarts == 0);
+            for (const std::string& line : s.lines) {
+                BOOST_TEST(!has(line, "attempt 1 of 6"), line);
+                BOOST_TEST(!has(line, "its run 1"), line);
+                BOOST_TEST(!has(line, "restart(s) no longer count"), line);
+            }
+            // The phase still held back (Running) is no failure yet: nothing said.
+            const int said_once = vs.back().counts.failed_pods == 0 ? 0 : 1;
+            BOOST_TEST(static_cast<int>(s.lines.size()) == said_once);
+            BOOST_TEST(static_cast<int>(s.events.size()) == said_once);
+            // The run the eviction ended is named, as when the kubelet read it back.
+            for (const std::string& event : s.events) {
+                BOOST_TEST(has(event, "pod 1 of 7 failed, 6 left: pod p was evicted (Evicted)"),
+                           event);
+                BOOST_TEST(has(event, "container migrations exit code 137 comes from the kill"),
+                           event);
+            }
+            BOOST_TEST(vs.back().memory.observed_failures == said_once);
+        }
+    }
+}
+
 // Given a run killed (a liveness probe, 137) and restarted a minute before the kubelet
 // evicted its pod, both first seen by the pass that sees the pod Failed/Evicted, then that
 // run ended before the pod's failure began: a failed run of its own, said before the pod's.
