@@ -401,9 +401,22 @@ scenario_kubelet_evict() {
 if [ \$n -le 1 ]; then dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>/dev/null; echo \"run 1: filled\"; sleep 60; fi; echo migrated")
     node_job_manifest "$T/ke.yaml" ke OnFailure 6 "$script" "" "      terminationGracePeriodSeconds: 2"
     echo "          resources: {limits: {ephemeral-storage: 2Mi}}" >>"$T/ke.yaml"
+    # Every status the API serves of the namespace's pods, in order: which writes of the
+    # eviction there were to see (the gate may see any of them).
+    "${K[@]}" get pods -n "$NS" -w -o json --output-watch-events >"$T/pods-watch.json" 2>/dev/null &
+    local watch_pid=$!
+    BG_PIDS+=("$watch_pid")
     gate_on_running_pod "$T/ke.yaml"
     local job=$JOB pod=$POD
     wait_exit "$GATE_PID" 120
+    sleep 1
+    kill "$watch_pid" 2>/dev/null || true
+    # One line per write of the evicted pod (on a failure, the log shows them).
+    jq -c --arg p "$pod" 'select(.object.metadata.name == $p) | .object |
+        {rv: .metadata.resourceVersion, phase: .status.phase, reason: .status.reason,
+         ready: [.status.conditions[]? | select(.type == "Ready") | {status, reason, lastTransitionTime}],
+         containers: [.status.containerStatuses[]? | {restartCount, state, lastState}]}' \
+        "$T/pods-watch.json" >"$T/evicted-pod-writes.log" 2>&1 || true
     expect_rc 0 "the replacement passes"
     [[ $(pods_of "$NS" "$job" | jq -r --arg p "$pod" '.items[] | select(.metadata.name == $p) | .status.reason') == Evicted ]] ||
         fail "pod $pod was not evicted by the kubelet: $(pods_of "$NS" "$job" | jq -c '[.items[].status | {phase, reason, message}]')"
@@ -426,9 +439,11 @@ if [ \$n -le 1 ]; then dd if=/dev/zero of=/tmp/fill bs=1M count=8 2>/dev/null; e
         fail "retry lines: $(grep '^pre-migrations: retrying' "$T/gate.log"), want one"
     grep '^pre-migrations: retrying' "$T/gate.log" | grep -qF "exit code 137 comes from the kill" ||
         fail "the retry line does not name the kill"
-    # restartCount 1: the kubelet restarted the killed container before it published
-    # the phase Failed (the case gates/counting.cpp cut_by_pod_failure folds).
-    echo "retry lines: $(log_count "$T/gate.log" '^pre-migrations: retrying'), events: $(log_count "$T/events.log" '^MigrationsRetrying'), evicted pod's restartCount: $(pods_of "$NS" "$job" | jq -r --arg p "$pod" '.items[] | select(.metadata.name == $p) | [.status.containerStatuses[].restartCount] | join(",")')"
+    # restartCount 1: the kubelet removed the killed container before it read it back,
+    # and wrote its run as lastState ContainerStatusUnknown with one restart more, nothing
+    # having restarted (gates/counting.cpp waits_after_unlocated_run), or it restarted the
+    # killed container before it published the phase Failed (cut_by_pod_failure).
+    echo "retry lines: $(log_count "$T/gate.log" '^pre-migrations: retrying'), events: $(log_count "$T/events.log" '^MigrationsRetrying'), evicted pod's restartCount: $(pods_of "$NS" "$job" | jq -r --arg p "$pod" '.items[] | select(.metadata.name == $p) | [.status.containerStatuses[].restartCount] | join(",")'), its writes: $(wc -l <"$T/evicted-pod-writes.log")"
     ok "kubelet eviction (ephemeral storage) on the real kubelet: one failure, retried once, exit 0"
 }
 
