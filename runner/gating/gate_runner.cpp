@@ -45,6 +45,11 @@ bool selects_by_uid(const json& match_labels, const std::string& uid) {
     return false;
 }
 
+std::string restart_policy_of(const json& job) {
+    const json::json_pointer at("/spec/template/spec/restartPolicy");
+    return job.contains(at) && job[at].is_string() ? job[at].get<std::string>() : std::string();
+}
+
 JobIdentity identity_of(const json& job) {
     const json& m = job.at("metadata");
     return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
@@ -124,7 +129,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                        watch,
                        cache,
                        deadline,
-                       started.is_ok() ? settings.resync : settings.poll_interval};
+                       started.is_ok() ? settings.resync : settings.poll_interval,
+                       restart_policy_of(job) == "OnFailure"};
     return loop(gate, state, actor);
 }
 
@@ -153,6 +159,13 @@ LoopClock GateRunner::clock_at(const Watched& gate) {
 GateResult GateRunner::loop(const Watched& gate, LoopState& state, GateActor& actor) {
     while (true) {
         absorb_deleted(gate.watch, state);
+        if (gate.cache != nullptr && gate.restarts_in_place) {
+            // A failed run's log, read as soon as the gate sees it end: the pass that
+            // counts it may wait for the Job's write (rule 3) and its restart (rule 12),
+            // while the kubelet runs the container again and, at the restart limit, the
+            // Job controller deletes the pod.
+            actor.read_ended_runs(newest_pods(*gate.cache));
+        }
         auto pass = observe(gate, state);
         LoopClock now = clock_at(gate);
         Step step = plan_pass(state, facts_of(pass), now);
@@ -191,6 +204,10 @@ Result<bool> GateRunner::act(const Watched& gate, Pass& pass, LoopState& state, 
         name_the_run_after_its_restart(*gate.cache, m_clock, pass.verdict, pass.decoded,
                                        gate.settings.pending_signal)) {
         state.skip_wait = true;
+    }
+    if (gate.cache != nullptr && gate.restarts_in_place) {
+        // The restart that wait saw shows the failed run's log as --previous: read now.
+        actor.read_ended_runs(newest_pods(*gate.cache));
     }
     const gates::Verdict& v = pass.verdict;
     state.last =

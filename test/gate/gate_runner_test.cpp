@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -117,6 +118,7 @@ class GateConnection : public WatchConnection {
     std::function<void(int n, const json& job)> on_memory_write;
     std::function<void(const json& event)> on_event;
     std::function<void()> on_job_read;
+    std::function<void()> on_logs;  // after each read of a log
 
     Result<json> get(const kube::ResourceRef& r) override {
         auto got = WatchConnection::get(r);
@@ -124,6 +126,14 @@ class GateConnection : public WatchConnection {
             on_job_read();
         }
         return got;
+    }
+
+    Result<std::string> logs(const kube::ResourceRef& p, const kube::LogOptions& o) override {
+        auto text = WatchConnection::logs(p, o);
+        if (on_logs) {
+            on_logs();
+        }
+        return text;
     }
 
     Result<json> create(const kube::ResourceRef& r, const json& o) override {
@@ -630,6 +640,115 @@ BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_jo
     }
     BOOST_TEST(lines == 1u);
     BOOST_TEST(events.load() == 1);
+}
+
+// An OnFailure Job's pod as the kubelet shows it while its container's run `run` (from
+// 1) runs, or has just failed (`ended`: exit 7, not yet restarted); the run before it,
+// if any, is its lastState. Ready only while it runs and `ready` (a readiness probe has
+// passed).
+json onfailure_pod(const json& job, int run, bool ended, bool ready) {
+    json pod = pod_of(job, run - 1, run - 1, false);
+    json& c = pod["status"]["containerStatuses"][0];
+    if (run == 1) {
+        c.erase("lastState");
+    }
+    if (ended) {
+        c["state"] = {{"terminated",
+                       {{"exitCode", 7},
+                        {"reason", "Error"},
+                        {"message", "relation users missing (run " + std::to_string(run) + ")"},
+                        {"startedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run)},
+                        {"finishedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run + 1)}}}};
+    }
+    const bool is_ready = ready && !ended;
+    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", is_ready ? "True" : "False"}}};
+    return pod;
+}
+
+// Given an OnFailure Job whose container's run 1 fails while the Job controller owes
+// the Job its write (status.ready counts the pod, which is no longer Ready), and a gate
+// clock that stands still (the pass that counts the run waits for that write), then the
+// gate reads run 1's log as soon as it sees the run end and its container restarted
+// (--previous): when run 2 has failed too and run 3 runs before the write comes (its log
+// and --previous show runs 3 and 2 by then), the kept tail is still run 1's. (Found on
+// the real control plane under load: run 1's log was "replaced" before the pass that
+// counted it read it.)
+BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
+    GateBench bench;
+    bench.api.select_by_uid = true;
+    std::promise<json> created;
+    bench.api.on_created = [&](const json& job) {
+        json running = job;
+        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
+    };
+    std::promise<void> reported;
+    std::atomic<int> events{0};
+    bench.api.on_event = [&](const json&) {
+        if (++events == 2) {
+            reported.set_value();
+        }
+    };
+    std::atomic<bool> read_at_once{false};
+    bench.api.on_logs = [&] { read_at_once = true; };
+    bool played = false;
+    bool before_the_job_write = false;
+    std::thread kubelet_and_controller([&] {
+        auto made = created.get_future();
+        if (made.wait_for(30s) != std::future_status::ready) {
+            bench.signal = 15;
+            return;
+        }
+        json job = made.get();
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
+        auto logs = [&](int current) {
+            for (int run : {current, current - 1}) {
+                if (run > 0) {
+                    bench.fake.set_logs(bench.pod_ref, "migrations", run != current,
+                                        fmt::format("run {}: relation users missing\n", run));
+                }
+            }
+        };
+        // Seeds a pod as the kubelet writes it, and waits until the pod watch delivered
+        // it (bench.kubelet, off the test's thread).
+        auto kubelet = [&](const json& pod) {
+            return bench.delivered.wait_for("pods", rv(bench.fake.seed(bench.pod_ref, pod)));
+        };
+        logs(1);
+        if (!bench.delivered.wait_for("jobs", rv(job)) ||
+            !kubelet(onfailure_pod(job, 1, false, true))) {
+            bench.signal = 15;
+            return;
+        }
+        kubelet(onfailure_pod(job, 1, true, false));  // run 1 failed: the Job owes a write
+        logs(2);
+        kubelet(onfailure_pod(job, 2, false, false));  // restarted, not Ready yet
+        for (int i = 0; i < 3000 && !read_at_once; ++i) {
+            std::this_thread::sleep_for(1ms);
+        }
+        before_the_job_write = read_at_once;
+        // Run 2 fails too and the kubelet runs run 3, before the controller's write.
+        kubelet(onfailure_pod(job, 2, true, false));
+        logs(3);
+        kubelet(onfailure_pod(job, 3, false, false));
+        job["status"]["ready"] = 0;
+        json written = bench.fake.seed(job_ref, job);
+        played = bench.delivered.wait_for("jobs", rv(written)) &&
+                 reported.get_future().wait_for(30s) == std::future_status::ready;
+        bench.signal = 15;
+    });
+
+    GateResult result = bench.run(6, "OnFailure", true);
+    kubelet_and_controller.join();
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(played);
+    BOOST_TEST(before_the_job_write);
+    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    BOOST_TEST(text.find("attempt 1 of 6 failed, 5 left") != std::string::npos);
+    BOOST_TEST(text.find("\n    run 1: relation users missing\n") != std::string::npos);
+    BOOST_TEST(text.find("\n    run 2: relation users missing\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
