@@ -265,6 +265,14 @@ Result<GateRunner::Pass> GateRunner::observe(const Watched& gate, LoopState& sta
         cached.revision = state.last ? state.last->revision : 0;
         return cached;
     }
+    if (state.job_written_at > jobs.progress) {
+        // A read showed the Job written since (read_beside): its watch is about to deliver
+        // it, which brings the pair; another read now would show the same.
+        if (auto waiting = wait_for_owed_write(state, m_clock.now())) {
+            return std::move(waiting).value();
+        }
+    }
+    state.job_written_at = 0;
     // Not for a pod that failed on its own: its status is the evidence, read at once.
     if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress) &&
         !pod_failed_after(pods.objects, jobs.progress)) {
@@ -297,6 +305,7 @@ Result<GateRunner::Pass> GateRunner::read_beside(const Watched& gate, LoopState&
             // the last pass pair with it in turn. Wait for it, as for a write the
             // controller owes, rather than take only the newest.
             if (auto waiting = wait_for_owed_write(state, m_clock.now())) {
+                state.job_written_at = *written;
                 return std::move(waiting).value();
             }
         }

@@ -751,4 +751,87 @@ BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
     BOOST_TEST(text.find("\n    run 2: relation users missing\n") != std::string::npos);
 }
 
+// Given a restartPolicy Never Job whose pod fails after the Job controller already wrote
+// the Job (the GET beside the cached pods shows a Job newer than them, and its watch is
+// slow to deliver that write), then the gate waits for the watch; when another pod
+// change (the tracking finalizer's removal) wakes it first, it waits on rather than
+// reading the Job again: the read would show the same write. It reports the failure
+// once the watch delivers the Job.
+BOOST_AUTO_TEST_CASE(a_job_written_since_is_awaited_not_read_again) {
+    GateBench bench;
+    bench.api.select_by_uid = true;
+    std::promise<json> created;
+    bench.api.on_created = [&](const json& job) {
+        json running = job;
+        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
+    };
+    std::promise<void> reported;
+    std::atomic<int> events{0};
+    bench.api.on_event = [&](const json&) {
+        if (++events == 1) {
+            reported.set_value();
+        }
+    };
+    std::atomic<bool> counting{false};
+    std::atomic<int> job_reads{0};
+    bench.api.on_job_read = [&] {
+        if (counting) {
+            ++job_reads;
+        }
+    };
+    bool played = false;
+    int reads_while_held = -1;
+    std::thread kubelet_and_controller([&] {
+        auto made = created.get_future();
+        if (made.wait_for(30s) != std::future_status::ready) {
+            bench.signal = 15;
+            return;
+        }
+        json job = made.get();
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
+        json running = bench.fake.seed(bench.pod_ref, never_pod(job, false));
+        if (!bench.delivered.wait_for("jobs", rv(job)) ||
+            !bench.delivered.wait_for("pods", rv(running))) {
+            bench.signal = 15;
+            return;
+        }
+        // The pod fails, and the controller records it on the Job, before either watch
+        // delivers: the Job's watch then holds its write back.
+        bench.delivered.hold("pods");
+        counting = true;
+        bench.fake.seed(bench.pod_ref, never_pod(job, true));
+        job["status"]["active"] = 0;
+        job["status"]["ready"] = 0;
+        job["status"]["uncountedTerminatedPods"] = {{"failed", {"pod-uid-a1b2c"}}};
+        json uncounted = bench.fake.seed(job_ref, job);
+        bench.delivered.hold("jobs");  // releases the pods
+        for (int i = 0; i < 3000 && job_reads < 2; ++i) {
+            std::this_thread::sleep_for(1ms);  // the GET, then the snapshot's list and GET
+        }
+        json finalized = bench.fake.seed(bench.pod_ref, never_pod(job, true, true));
+        bench.delivered.wait_for("pods", rv(finalized));
+        std::this_thread::sleep_for(200ms);  // time for a read the wake-up would make
+        reads_while_held = job_reads;
+        bench.delivered.release();
+        bench.delivered.wait_for("jobs", rv(uncounted));
+        const bool told = reported.get_future().wait_for(30s) == std::future_status::ready;
+        job["status"].erase("uncountedTerminatedPods");
+        job["status"]["failed"] = 1;
+        played = told && bench.delivered.wait_for("jobs", rv(bench.fake.seed(job_ref, job)));
+        bench.signal = 15;
+    });
+
+    GateResult result = bench.run(2, "Never", true);
+    kubelet_and_controller.join();
+
+    const std::string text = bench.out.str();
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(played);
+    BOOST_TEST(reads_while_held == 2);
+    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    BOOST_TEST(text.find("pod 1 of 3 failed, 2 left") != std::string::npos);
+    BOOST_TEST(events.load() == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
