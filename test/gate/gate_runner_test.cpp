@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -237,6 +239,56 @@ struct GateBench {
     const kube::ResourceRef pod_ref = kube::pods("gitlab", "migrations-a1b2c");
     std::ostringstream out;
 
+    // The gate's events recorded so far (when events_told() set the hook).
+    std::atomic<int> events{0};
+
+    // Creating the Job stores it running with its pod Ready (status active and ready),
+    // and the pod watch delivers the pod's every change (the selector names the Job's
+    // uid). Call before run(); created_job() then answers.
+    void job_runs_when_created() {
+        api.select_by_uid = true;
+        api.on_created = [this](const json& job) {
+            json running = job;
+            running["status"] = {
+                {"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+            m_created.set_value(fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
+        };
+    }
+    // The Job as stored at its creation (job_runs_when_created); off the test's thread.
+    // Nullopt, and the gate signalled to end, when it was not created within 30 s.
+    std::optional<json> created_job() {
+        auto made = m_created.get_future();
+        if (made.wait_for(30s) != std::future_status::ready) {
+            signal = 15;
+            return std::nullopt;
+        }
+        return made.get();
+    }
+    // The created Job (created_job()) once the Job and its pod, `pod_for(job)` as the
+    // kubelet writes it, were both delivered by their watches; off the test's thread.
+    // Nullopt, and the gate signalled to end, when they were not.
+    std::optional<json> job_with_pod(const std::function<json(const json& job)>& pod_for) {
+        std::optional<json> job = created_job();
+        if (!job) {
+            return std::nullopt;
+        }
+        json pod = fake.seed(pod_ref, pod_for(*job));
+        if (!delivered.wait_for("jobs", rv(*job)) || !delivered.wait_for("pods", rv(pod))) {
+            signal = 15;
+            return std::nullopt;
+        }
+        return job;
+    }
+    // Counts the gate's events; the future is ready once there were `n`.
+    std::future<void> events_told(int n) {
+        api.on_event = [this, n](const json&) {
+            if (++events == n) {
+                m_told.set_value();
+            }
+        };
+        return m_told.get_future();
+    }
+
     GateBench() {
         fake.set_watch_idle_hook([this] {
             std::this_thread::sleep_for(1ms);
@@ -274,6 +326,16 @@ struct GateBench {
         return runner.run(settings, *rendered);
     }
 
+    // run() on a clock that stands still, beside `player` (the thread that plays the
+    // kubelet and the controller and ends the gate with signal 15), which is joined
+    // before this returns: the gate's log.
+    std::string run_until_signalled(std::thread& player, int limit, const std::string& policy) {
+        GateResult result = run(limit, policy, true);
+        player.join();
+        BOOST_TEST(result.exit_code == exit_for_signal(15));
+        return out.str();
+    }
+
     // The gate's memory writes: its patches of the Job, as sent.
     std::vector<json> memory_writes() const {
         std::vector<json> writes;
@@ -284,6 +346,10 @@ struct GateBench {
         }
         return writes;
     }
+
+  private:
+    std::promise<json> m_created;
+    std::promise<void> m_told;
 };
 
 }  // namespace
@@ -576,41 +642,23 @@ json never_pod(const json& job, bool failed, bool counted = false) {
 // removal, status.failed), the gate's count agrees and it says nothing more.
 BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_job_write) {
     GateBench bench;
-    bench.api.select_by_uid = true;  // the pod watch delivers the pod's every change
-    std::promise<json> created;
-    bench.api.on_created = [&](const json& job) {
-        json running = job;
-        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
-        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
-    };
-    std::promise<void> reported;
-    std::atomic<int> events{0};
-    bench.api.on_event = [&](const json&) {
-        if (++events == 1) {
-            reported.set_value();
-        }
-    };
+    bench.job_runs_when_created();
+    std::future<void> reported = bench.events_told(1);
     // Set by the thread that plays the kubelet and the controller (Boost.Test checks
     // stay on the test's thread).
     bool played = false;
     bool before_the_job_write = false;
     std::thread kubelet_and_controller([&] {
-        auto made = created.get_future();
-        if (made.wait_for(30s) != std::future_status::ready) {
-            bench.signal = 15;
-            return;
-        }
-        json job = made.get();
-        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
         // The pod runs, then fails, after the Job's cache holds the Job as created.
-        json running = bench.fake.seed(bench.pod_ref, never_pod(job, false));
-        if (!bench.delivered.wait_for("jobs", rv(job)) ||
-            !bench.delivered.wait_for("pods", rv(running))) {
-            bench.signal = 15;
+        std::optional<json> made =
+            bench.job_with_pod([](const json& job) { return never_pod(job, false); });
+        if (!made) {
             return;
         }
+        json job = *made;
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
         bench.fake.seed(bench.pod_ref, never_pod(job, true));
-        before_the_job_write = reported.get_future().wait_for(30s) == std::future_status::ready;
+        before_the_job_write = reported.wait_for(30s) == std::future_status::ready;
         // The controller's three writes, as it counts a failed pod.
         job["status"]["active"] = 0;
         job["status"]["ready"] = 0;
@@ -624,14 +672,10 @@ BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_jo
         bench.signal = 15;
     });
 
-    GateResult result = bench.run(2, "Never", true);
-    kubelet_and_controller.join();
-
-    const std::string text = bench.out.str();
+    const std::string text = bench.run_until_signalled(kubelet_and_controller, 2, "Never");
     BOOST_TEST_INFO(text);
     BOOST_TEST(played);
     BOOST_TEST(before_the_job_write);
-    BOOST_TEST(result.exit_code == exit_for_signal(15));
     BOOST_TEST(text.find("pod 1 of 3 failed, 2 left") != std::string::npos);
     std::size_t lines = 0;
     for (std::size_t at = text.find("retrying ("); at != std::string::npos;
@@ -639,7 +683,7 @@ BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_jo
         ++lines;
     }
     BOOST_TEST(lines == 1u);
-    BOOST_TEST(events.load() == 1);
+    BOOST_TEST(bench.events.load() == 1);
 }
 
 // An OnFailure Job's pod as the kubelet shows it while its container's run `run` (from
@@ -675,32 +719,13 @@ json onfailure_pod(const json& job, int run, bool ended, bool ready) {
 // counted it read it.)
 BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
     GateBench bench;
-    bench.api.select_by_uid = true;
-    std::promise<json> created;
-    bench.api.on_created = [&](const json& job) {
-        json running = job;
-        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
-        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
-    };
-    std::promise<void> reported;
-    std::atomic<int> events{0};
-    bench.api.on_event = [&](const json&) {
-        if (++events == 2) {
-            reported.set_value();
-        }
-    };
+    bench.job_runs_when_created();
+    std::future<void> reported = bench.events_told(2);
     std::atomic<bool> read_at_once{false};
     bench.api.on_logs = [&] { read_at_once = true; };
     bool played = false;
-    bool before_the_job_write = false;
+    bool read_before_the_write = false;
     std::thread kubelet_and_controller([&] {
-        auto made = created.get_future();
-        if (made.wait_for(30s) != std::future_status::ready) {
-            bench.signal = 15;
-            return;
-        }
-        json job = made.get();
-        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
         auto logs = [&](int current) {
             for (int run : {current, current - 1}) {
                 if (run > 0) {
@@ -709,24 +734,26 @@ BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
                 }
             }
         };
+        logs(1);
+        std::optional<json> made =
+            bench.job_with_pod([](const json& job) { return onfailure_pod(job, 1, false, true); });
+        if (!made) {
+            return;
+        }
+        json job = *made;
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
         // Seeds a pod as the kubelet writes it, and waits until the pod watch delivered
         // it (bench.kubelet, off the test's thread).
         auto kubelet = [&](const json& pod) {
             return bench.delivered.wait_for("pods", rv(bench.fake.seed(bench.pod_ref, pod)));
         };
-        logs(1);
-        if (!bench.delivered.wait_for("jobs", rv(job)) ||
-            !kubelet(onfailure_pod(job, 1, false, true))) {
-            bench.signal = 15;
-            return;
-        }
         kubelet(onfailure_pod(job, 1, true, false));  // run 1 failed: the Job owes a write
         logs(2);
         kubelet(onfailure_pod(job, 2, false, false));  // restarted, not Ready yet
         for (int i = 0; i < 3000 && !read_at_once; ++i) {
             std::this_thread::sleep_for(1ms);
         }
-        before_the_job_write = read_at_once;
+        read_before_the_write = read_at_once;
         // Run 2 fails too and the kubelet runs run 3, before the controller's write.
         kubelet(onfailure_pod(job, 2, true, false));
         logs(3);
@@ -734,18 +761,15 @@ BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
         job["status"]["ready"] = 0;
         json written = bench.fake.seed(job_ref, job);
         played = bench.delivered.wait_for("jobs", rv(written)) &&
-                 reported.get_future().wait_for(30s) == std::future_status::ready;
+                 reported.wait_for(30s) == std::future_status::ready;
         bench.signal = 15;
     });
 
-    GateResult result = bench.run(6, "OnFailure", true);
-    kubelet_and_controller.join();
-
-    const std::string text = bench.out.str();
+    const std::string text = bench.run_until_signalled(kubelet_and_controller, 6, "OnFailure");
     BOOST_TEST_INFO(text);
     BOOST_TEST(played);
-    BOOST_TEST(before_the_job_write);
-    BOOST_TEST(result.exit_code == exit_for_signal(15));
+    // Read as the pod watch showed the restart, before the Job's write: run 1's log.
+    BOOST_TEST(read_before_the_write);
     BOOST_TEST(text.find("attempt 1 of 6 failed, 5 left") != std::string::npos);
     BOOST_TEST(text.find("\n    run 1: relation users missing\n") != std::string::npos);
     BOOST_TEST(text.find("\n    run 2: relation users missing\n") != std::string::npos);
@@ -759,20 +783,8 @@ BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
 // once the watch delivers the Job.
 BOOST_AUTO_TEST_CASE(a_job_written_since_is_awaited_not_read_again) {
     GateBench bench;
-    bench.api.select_by_uid = true;
-    std::promise<json> created;
-    bench.api.on_created = [&](const json& job) {
-        json running = job;
-        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
-        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
-    };
-    std::promise<void> reported;
-    std::atomic<int> events{0};
-    bench.api.on_event = [&](const json&) {
-        if (++events == 1) {
-            reported.set_value();
-        }
-    };
+    bench.job_runs_when_created();
+    std::future<void> reported = bench.events_told(1);
     std::atomic<bool> counting{false};
     std::atomic<int> job_reads{0};
     bench.api.on_job_read = [&] {
@@ -783,19 +795,13 @@ BOOST_AUTO_TEST_CASE(a_job_written_since_is_awaited_not_read_again) {
     bool played = false;
     int reads_while_held = -1;
     std::thread kubelet_and_controller([&] {
-        auto made = created.get_future();
-        if (made.wait_for(30s) != std::future_status::ready) {
-            bench.signal = 15;
+        std::optional<json> made =
+            bench.job_with_pod([](const json& job) { return never_pod(job, false); });
+        if (!made) {
             return;
         }
-        json job = made.get();
+        json job = *made;
         const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
-        json running = bench.fake.seed(bench.pod_ref, never_pod(job, false));
-        if (!bench.delivered.wait_for("jobs", rv(job)) ||
-            !bench.delivered.wait_for("pods", rv(running))) {
-            bench.signal = 15;
-            return;
-        }
         // The pod fails, and the controller records it on the Job, before either watch
         // delivers: the Job's watch then holds its write back.
         bench.delivered.hold("pods");
@@ -815,23 +821,20 @@ BOOST_AUTO_TEST_CASE(a_job_written_since_is_awaited_not_read_again) {
         reads_while_held = job_reads;
         bench.delivered.release();
         bench.delivered.wait_for("jobs", rv(uncounted));
-        const bool told = reported.get_future().wait_for(30s) == std::future_status::ready;
+        const bool told = reported.wait_for(30s) == std::future_status::ready;
         job["status"].erase("uncountedTerminatedPods");
         job["status"]["failed"] = 1;
         played = told && bench.delivered.wait_for("jobs", rv(bench.fake.seed(job_ref, job)));
         bench.signal = 15;
     });
 
-    GateResult result = bench.run(2, "Never", true);
-    kubelet_and_controller.join();
-
-    const std::string text = bench.out.str();
+    const std::string text = bench.run_until_signalled(kubelet_and_controller, 2, "Never");
     BOOST_TEST_INFO(text);
     BOOST_TEST(played);
+    // The GET, then the snapshot's list and GET; none on the wake-up before the Job's.
     BOOST_TEST(reads_while_held == 2);
-    BOOST_TEST(result.exit_code == exit_for_signal(15));
     BOOST_TEST(text.find("pod 1 of 3 failed, 2 left") != std::string::npos);
-    BOOST_TEST(events.load() == 1);
+    BOOST_TEST(bench.events.load() == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
