@@ -819,7 +819,7 @@ EOF
 
 # Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
 # evaluates from its watches' caches and reads the API only for a pass that would act: a
-# crash loop of pods costs at most 5 requests per failed run (the retry Event, the kept
+# crash loop of pods costs about 5 requests per failed run (the retry Event, the kept
 # log's read and up to 3 reads) besides the gate's start and the memory written once at
 # the end. Before issue 16: 60 requests for the 5 runs. A quiet Job: see
 # quiet_gate_budget.
@@ -850,12 +850,15 @@ scenario_request_budget() {
     # and per failed pod a GET of the Job at once rather than after the Job controller's
     # write (issue 23), and when that write came first (the pod counted: usual on a busy
     # machine) the snapshot of loop rule 1 after it: a list of the pods, and a GET of the
-    # Job again, which proves the Job held still across the list: at most 3 per failed
-    # pod, 16 in all. (kubesim: 23-24 measured idle; 19-29 in 20 runs beside two CPU
-    # burners, 29 being 4 failed pods at 3 reads; 21-32 before a pass that another
-    # change woke stopped reading the Job again; 30-40 when every failed run took a read
-    # and a memory write, 60 before issue 16, without the kept log.)
-    ((total <= 30)) || fail "$total requests for 5 failed runs, want <= 30 (14 + 16 reads)"
+    # Job again, which proves the Job held still across the list: 3 per failed pod, 16 in
+    # all. A round more of that snapshot (a list and a GET) when the controller wrote
+    # the Job during the list (it writes it three times per failed pod): one such round
+    # allowed, 18 reads. (kubesim: 23-24 measured idle; 19-31 in 45 runs beside two CPU
+    # burners, 29 being 4 failed pods at 3 reads, 28-31 with a second round; 21-32
+    # before a pass that another change woke stopped reading the Job again; 30-40 when
+    # every failed run took a read and a memory write, 60 before issue 16, without the
+    # kept log.)
+    ((total <= 32)) || fail "$total requests for 5 failed runs, want <= 32 (14 + 18 reads)"
     quiet_gate_budget
     ok "request budget: $total requests for 5 failed runs; $QUIET_SUMMARY"
 }
