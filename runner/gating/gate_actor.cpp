@@ -82,7 +82,7 @@ void GateActor::report_remembered(const gates::Job& job, const std::vector<gates
     }
     for (const RememberedListing& listed : remembered) {
         if (listed.shown) {
-            keep_run(m_api, m_log, m_id, pods, listed.run, m_step);
+            keep_run(m_api, m_log, m_id, pods, listed.run, m_step, &m_early);
         } else {
             keep_remembered_run(m_log, listed, m_step);
         }
@@ -94,9 +94,14 @@ void GateActor::report_pass(const std::optional<gates::Job>& job,
     report_runs(pods, v);
     report_change(v, job);
     if (!v.runs.empty()) {
-        keep_run(m_api, m_log, m_id, pods, v.runs.back(), m_step);  // kept already, or the ending's
+        keep_run(m_api, m_log, m_id, pods, v.runs.back(), m_step,
+                 &m_early);  // kept already, or the ending's
     }
     refresh_log_commands(m_id, pods, m_step);
+}
+
+void GateActor::read_ended_runs(const std::vector<gates::Pod>& pods) {
+    envgate::read_ended_runs(m_api, m_id, pods, m_early);
 }
 
 void GateActor::note_kept(gates::GateMemory& memory,
@@ -170,7 +175,7 @@ void GateActor::report_runs(const std::vector<gates::Pod>& pods, const gates::Ve
         if (run.command) {
             m_log.command(*run.command);
         }
-        keep_run(m_api, m_log, m_id, pods, run, m_step);
+        keep_run(m_api, m_log, m_id, pods, run, m_step, &m_early);
     }
 }
 

@@ -13,6 +13,7 @@
 #include "runner/gating/gate_events.h"
 #include "runner/gating/gate_plan.h"
 #include "runner/gating/gate_settings.h"
+#include "runner/gating/kept_logs.h"
 #include "runner/gating/progress.h"
 #include "runner/kube/kube_api.h"
 #include "runner/report/job_log.h"
@@ -46,6 +47,12 @@ class GateActor {
     // show, kept in the report first, so that a rerun's reports list every failed run.
     void report_remembered(const gates::Job& job, const std::vector<gates::Pod>& pods,
                            const gates::GateMemory& memory);
+
+    // Reads at once the log of each failed container run `pods` (the pod watch's newest)
+    // show ended that no earlier call read: the tail its run keeps when a pass counts it
+    // (kept_logs.h, read_ended_runs). For an OnFailure Job only: a Never Job's pod is its
+    // run, and outlives its failure.
+    void read_ended_runs(const std::vector<gates::Pod>& pods);
 
     // Notes on `memory`'s records of `runs` (the pass's, kept by report_pass) that this
     // CI job's reports keep them, and whether with their log tails: what a later run of
@@ -96,6 +103,7 @@ class GateActor {
     GateEventRecorder m_events;
     JobIdentity m_id;
     StepReport m_step;
+    EarlyReads m_early;                          // read_ended_runs()
     bool m_remembered_kept = false;              // report_remembered() has run
     std::optional<ProgressReporter> m_progress;  // from start_heartbeat()
 };

@@ -29,6 +29,10 @@ struct LoopState {
     // Until when a pass waits for a Job write the Job controller owes (rule 3); set by
     // the first pass that waits, cleared by the next pass taken.
     std::optional<TimePoint> expect_until;
+    // A read showed the Job written at this revision, after its watch's progress (0:
+    // none): the passes wait for the watch to deliver that write, within expect_until,
+    // rather than read the Job again when another change wakes them first.
+    std::uint64_t job_written_at = 0;
     // Until when an ending verdict waits for a pod deletion that may be in flight (rule
     // 6); set by the first pass that waits, never cleared once the verdict is ending: one
     // bound per gate. A verdict that tells of a pod no pass listed waits alike; its bound

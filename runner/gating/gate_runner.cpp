@@ -45,6 +45,11 @@ bool selects_by_uid(const json& match_labels, const std::string& uid) {
     return false;
 }
 
+std::string restart_policy_of(const json& job) {
+    const json::json_pointer at("/spec/template/spec/restartPolicy");
+    return job.contains(at) && job[at].is_string() ? job[at].get<std::string>() : std::string();
+}
+
 JobIdentity identity_of(const json& job) {
     const json& m = job.at("metadata");
     return {m.value("name", ""), m.value("namespace", ""), m.value("uid", "")};
@@ -124,7 +129,8 @@ GateResult GateRunner::run(const GateRunSettings& settings, const RenderedJob& r
                        watch,
                        cache,
                        deadline,
-                       started.is_ok() ? settings.resync : settings.poll_interval};
+                       started.is_ok() ? settings.resync : settings.poll_interval,
+                       restart_policy_of(job) == "OnFailure"};
     return loop(gate, state, actor);
 }
 
@@ -153,6 +159,13 @@ LoopClock GateRunner::clock_at(const Watched& gate) {
 GateResult GateRunner::loop(const Watched& gate, LoopState& state, GateActor& actor) {
     while (true) {
         absorb_deleted(gate.watch, state);
+        if (gate.cache != nullptr && gate.restarts_in_place) {
+            // A failed run's log, read as soon as the gate sees it end: the pass that
+            // counts it may wait for the Job's write (rule 3) and its restart (rule 12),
+            // while the kubelet runs the container again and, at the restart limit, the
+            // Job controller deletes the pod.
+            actor.read_ended_runs(newest_pods(*gate.cache));
+        }
         auto pass = observe(gate, state);
         LoopClock now = clock_at(gate);
         Step step = plan_pass(state, facts_of(pass), now);
@@ -191,6 +204,10 @@ Result<bool> GateRunner::act(const Watched& gate, Pass& pass, LoopState& state, 
         name_the_run_after_its_restart(*gate.cache, m_clock, pass.verdict, pass.decoded,
                                        gate.settings.pending_signal)) {
         state.skip_wait = true;
+    }
+    if (gate.cache != nullptr && gate.restarts_in_place) {
+        // The restart that wait saw shows the failed run's log as --previous: read now.
+        actor.read_ended_runs(newest_pods(*gate.cache));
     }
     const gates::Verdict& v = pass.verdict;
     state.last =
@@ -248,6 +265,14 @@ Result<GateRunner::Pass> GateRunner::observe(const Watched& gate, LoopState& sta
         cached.revision = state.last ? state.last->revision : 0;
         return cached;
     }
+    if (state.job_written_at > jobs.progress) {
+        // A read showed the Job written since (read_beside): its watch is about to deliver
+        // it, which brings the pair; another read now would show the same.
+        if (auto waiting = wait_for_owed_write(state, m_clock.now())) {
+            return std::move(waiting).value();
+        }
+    }
+    state.job_written_at = 0;
     // Not for a pod that failed on its own: its status is the evidence, read at once.
     if (cached.job && job_write_expected(*cached.job, pods.objects, jobs.progress) &&
         !pod_failed_after(pods.objects, jobs.progress)) {
@@ -280,6 +305,7 @@ Result<GateRunner::Pass> GateRunner::read_beside(const Watched& gate, LoopState&
             // the last pass pair with it in turn. Wait for it, as for a write the
             // controller owes, rather than take only the newest.
             if (auto waiting = wait_for_owed_write(state, m_clock.now())) {
+                state.job_written_at = *written;
                 return std::move(waiting).value();
             }
         }

@@ -58,8 +58,9 @@ class GateRunner {
         std::string pods_of;  // the label selector of the Job's pods
         ChangeWatch& watch;
         ChangeWatch* cache;
-        TimePoint deadline;  // the gate's timeout
-        Duration resync;     // look again after this even without a change
+        TimePoint deadline;              // the gate's timeout
+        Duration resync;                 // look again after this even without a change
+        bool restarts_in_place = false;  // restartPolicy OnFailure: a container run fails in place
     };
     Result<Launched> launch(const RenderedJob& job);
     // Starts the Job's watch, then its pods' (`selector`: their matchLabels).

@@ -186,6 +186,25 @@ void note_no_command(FailedRun& run, const std::vector<gates::Pod>& pods) {
                          : "; kubectl logs no longer shows it: pod " + run.pod + " is gone";
 }
 
+// Whether run `number` of `c` is its current, terminated run in a pod that goes on: the
+// kubelet restarts it next (the first time at once) and serves its log by its own
+// state, which the API shows a moment later, so a read now may return the next run's
+// log as this one's. It is read once the pod shows the restart (--previous keeps it
+// while the next run runs), or stops.
+bool restarts_next(const gates::Pod& pod, const gates::ContainerStatus& c, int number) {
+    return c.state.terminated && gates::shows_run(c, number) == gates::Run::current &&
+           !pod.deletion_timestamp && pod.phase != "Failed" && pod.phase != "Succeeded";
+}
+
+// The read of run `key` that `early` holds, if any.
+const EarlyRead* early_read_of(const EarlyReads* early, const std::string& key) {
+    if (early == nullptr) {
+        return nullptr;
+    }
+    auto it = early->find(key);
+    return it == early->end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
@@ -267,8 +286,37 @@ void keep_listed(JobLog& log, FailedRun run, StepReport& step) {
     step.failed_runs.push_back(std::move(run));
 }
 
+void read_ended_runs(kube::KubeApi& api, const JobIdentity& job,
+                     const std::vector<gates::Pod>& pods, EarlyReads& reads) {
+    for (const gates::Pod& pod : pods) {
+        for (const auto* list : {&pod.init_containers, &pod.containers}) {
+            for (const gates::ContainerStatus& c : *list) {
+                auto shown = gates::shown_failed_run(pod, c);
+                if (!shown) {
+                    continue;
+                }
+                std::string key = gates::run_key(pod, c) + "/" + std::to_string(shown->number);
+                if (reads.count(key) != 0 || restarts_next(pod, c, shown->number)) {
+                    continue;
+                }
+                gates::Run which = gates::Run::current;
+                FailedRun run = describe_failed_run(job, pods, shown->failure, {}, which);
+                run.container_run = shown->number;
+                const std::string named = run.log_command;
+                read_failed_run_log(api, job, shown->failure, which, run);
+                reads.emplace(std::move(key),
+                              EarlyRead{std::move(run.log_tail), std::move(run.log_note),
+                                        run.log_command == named
+                                            ? std::nullopt
+                                            : std::optional(std::move(run.log_command))});
+            }
+        }
+    }
+}
+
 void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
-              const std::vector<gates::Pod>& pods, const gates::SeenRun& seen, StepReport& step) {
+              const std::vector<gates::Pod>& pods, const gates::SeenRun& seen, StepReport& step,
+              const EarlyReads* early) {
     if (std::any_of(step.failed_runs.begin(), step.failed_runs.end(),
                     [&](const FailedRun& kept) { return kept.key == seen.key; })) {
         return;  // listed already (a rerun lists the runs still visible first)
@@ -288,6 +336,13 @@ void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
         run.log_note = seen.number > 0
                            ? "its end was not seen: its container ran again before the gate looked"
                            : "its pod was gone before the gate listed it";
+    } else if (const EarlyRead* read = early_read_of(early, seen.key); read != nullptr) {
+        run.log_tail = read->tail;
+        run.log_note = read->note;
+        if (read->command) {
+            run.log_command = *read->command;
+        }
+        note_no_command(run, pods);
     } else if (run.container_run >= 0 && !run.pod.empty()) {
         read_failed_run_log(api, job, seen.failure, which, run);
         note_no_command(run, pods);

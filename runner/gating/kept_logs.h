@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,14 +34,38 @@ FailedRun keep_failed_run(kube::KubeApi& api, const JobIdentity& job,
                           const std::vector<gates::Pod>& pods, const gates::Failure& failure,
                           const gates::Counts& counts);
 
+// A failed container run's log as read the moment the gate first saw the run end: its
+// tail (masked) and note, and the command that replaces the one the pass names when the
+// read found the log gone or replaced (nullopt: none replaces it).
+struct EarlyRead {
+    std::string tail;
+    std::string note;
+    std::optional<std::string> command;
+};
+// By run key (gates::SeenRun::key of a container run: pod uid/container/run number).
+using EarlyReads = std::map<std::string, EarlyRead>;
+
+// Reads at once the log of each failed container run that `pods` (the newest the pod
+// watch holds) show ended and `reads` does not hold yet: an OnFailure Job's container
+// restarts, and the Job controller deletes its pod at the restart limit, within a
+// second; the pass that counts the run may come after either (it waits for the Job's
+// write that pairs with it), and its read would then find a later run's log or none.
+// A run its container has not restarted after yet, in a pod that goes on, is read once
+// the pod shows the restart (with --previous): a read while the restart is under way
+// could return the next run's log.
+void read_ended_runs(kube::KubeApi& api, const JobIdentity& job,
+                     const std::vector<gates::Pod>& pods, EarlyReads& reads);
+
 // Keeps `run` in `step` unless a run of its key is kept already, numbered after those,
 // and prints it to `log`: a line, or its log tail in a collapsed section.
 void keep_listed(JobLog& log, FailedRun run, StepReport& step);
 
 // Keeps `run` (a failed run a pass saw first) in `step`, numbered, with the tail of its
-// log, and prints it to `log`: a line, then its log tail in a collapsed section.
+// log, and prints it to `log`: a line, then its log tail in a collapsed section. The
+// tail is the one `early` holds for it when it was read as the run ended, else read now.
 void keep_run(kube::KubeApi& api, JobLog& log, const JobIdentity& job,
-              const std::vector<gates::Pod>& pods, const gates::SeenRun& run, StepReport& step);
+              const std::vector<gates::Pod>& pods, const gates::SeenRun& run, StepReport& step,
+              const EarlyReads* early = nullptr);
 
 // Keeps each failed run's log_command in `step` true to `pods` (a pass's): the form that
 // shows that run now (`--previous` once its container restarted), or none once no

@@ -819,9 +819,10 @@ EOF
 
 # Issue 16 (kubesim-only: its request counters count envgate's requests alone). A gate
 # evaluates from its watches' caches and reads the API only for a pass that would act: a
-# crash loop costs at most 8 requests per failed run (the retry Event, the memory patch
-# and the kept log's read are three of them) besides the gate's start. Before issue 16:
-# 60 requests for the 5 runs. A quiet Job: see quiet_gate_budget.
+# crash loop of pods costs about 5 requests per failed run (the retry Event, the kept
+# log's read and up to 3 reads) besides the gate's start and the memory written once at
+# the end. Before issue 16: 60 requests for the 5 runs. A quiet Job: see
+# quiet_gate_budget.
 scenario_request_budget() {
     local script
     script=$(job_script budget "sleep 0.5; echo 'PG::LockNotAvailable' > \"\$KUBESIM_TERMINATION_LOG\"; exit 1")
@@ -840,17 +841,24 @@ scenario_request_budget() {
     counters=$("$KUBESIM" ctl counters)
     total=$(jq .total <<<"$counters")
     echo "crash loop, 5 failed runs: $total requests: $(jq -c .requests <<<"$counters")"
-    # The 5 that start any gate (create, list and watch Job and pods), per failed run the
+    # The 3 that start a gate that created its Job (the create, and the watches of the
+    # Job and its pods, from the creation's revision without a list), per failed run the
     # retry Event (the last one's Failed Event instead) and the read of its log it keeps,
     # and the memory written once, at the end (a Never Job's pods show it until then):
-    # 16. Reads only where the watch caches, taken back to the revision both watches
+    # 14. Reads only where the watch caches, taken back to the revision both watches
     # reached, hold no pair: the Job's Failed condition (a list of the pods beside it),
-    # and a read of the Job per failed pod, at once rather than after the Job
-    # controller's write (issue 23; a list of the pods too when that write came first),
-    # seldom more (kubesim: 23-24 measured, 15-21 before issue 23; 30-40 when every
-    # failed run took a read and a memory write, 60 before issue 16, without the kept
-    # log).
-    ((total <= 28)) || fail "$total requests for 5 failed runs, want <= 28 (16 + 12 reads)"
+    # and per failed pod a GET of the Job at once rather than after the Job controller's
+    # write (issue 23), and when that write came first (the pod counted: usual on a busy
+    # machine) the snapshot of loop rule 1 after it: a list of the pods, and a GET of the
+    # Job again, which proves the Job held still across the list: 3 per failed pod, 16 in
+    # all. A round more of that snapshot (a list and a GET) when the controller wrote
+    # the Job during the list (it writes it three times per failed pod): one such round
+    # allowed, 18 reads. (kubesim: 23-24 measured idle; 19-31 in 45 runs beside two CPU
+    # burners, 29 being 4 failed pods at 3 reads, 28-31 with a second round; 21-32
+    # before a pass that another change woke stopped reading the Job again; 30-40 when
+    # every failed run took a read and a memory write, 60 before issue 16, without the
+    # kept log.)
+    ((total <= 32)) || fail "$total requests for 5 failed runs, want <= 32 (14 + 18 reads)"
     quiet_gate_budget
     ok "request budget: $total requests for 5 failed runs; $QUIET_SUMMARY"
 }

@@ -5,11 +5,14 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -117,6 +120,7 @@ class GateConnection : public WatchConnection {
     std::function<void(int n, const json& job)> on_memory_write;
     std::function<void(const json& event)> on_event;
     std::function<void()> on_job_read;
+    std::function<void()> on_logs;  // after each read of a log
 
     Result<json> get(const kube::ResourceRef& r) override {
         auto got = WatchConnection::get(r);
@@ -124,6 +128,14 @@ class GateConnection : public WatchConnection {
             on_job_read();
         }
         return got;
+    }
+
+    Result<std::string> logs(const kube::ResourceRef& p, const kube::LogOptions& o) override {
+        auto text = WatchConnection::logs(p, o);
+        if (on_logs) {
+            on_logs();
+        }
+        return text;
     }
 
     Result<json> create(const kube::ResourceRef& r, const json& o) override {
@@ -227,6 +239,56 @@ struct GateBench {
     const kube::ResourceRef pod_ref = kube::pods("gitlab", "migrations-a1b2c");
     std::ostringstream out;
 
+    // The gate's events recorded so far (when events_told() set the hook).
+    std::atomic<int> events{0};
+
+    // Creating the Job stores it running with its pod Ready (status active and ready),
+    // and the pod watch delivers the pod's every change (the selector names the Job's
+    // uid). Call before run(); created_job() then answers.
+    void job_runs_when_created() {
+        api.select_by_uid = true;
+        api.on_created = [this](const json& job) {
+            json running = job;
+            running["status"] = {
+                {"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
+            m_created.set_value(fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
+        };
+    }
+    // The Job as stored at its creation (job_runs_when_created); off the test's thread.
+    // Nullopt, and the gate signalled to end, when it was not created within 30 s.
+    std::optional<json> created_job() {
+        auto made = m_created.get_future();
+        if (made.wait_for(30s) != std::future_status::ready) {
+            signal = 15;
+            return std::nullopt;
+        }
+        return made.get();
+    }
+    // The created Job (created_job()) once the Job and its pod, `pod_for(job)` as the
+    // kubelet writes it, were both delivered by their watches; off the test's thread.
+    // Nullopt, and the gate signalled to end, when they were not.
+    std::optional<json> job_with_pod(const std::function<json(const json& job)>& pod_for) {
+        std::optional<json> job = created_job();
+        if (!job) {
+            return std::nullopt;
+        }
+        json pod = fake.seed(pod_ref, pod_for(*job));
+        if (!delivered.wait_for("jobs", rv(*job)) || !delivered.wait_for("pods", rv(pod))) {
+            signal = 15;
+            return std::nullopt;
+        }
+        return job;
+    }
+    // Counts the gate's events; the future is ready once there were `n`.
+    std::future<void> events_told(int n) {
+        api.on_event = [this, n](const json&) {
+            if (++events == n) {
+                m_told.set_value();
+            }
+        };
+        return m_told.get_future();
+    }
+
     GateBench() {
         fake.set_watch_idle_hook([this] {
             std::this_thread::sleep_for(1ms);
@@ -264,6 +326,16 @@ struct GateBench {
         return runner.run(settings, *rendered);
     }
 
+    // run() on a clock that stands still, beside `player` (the thread that plays the
+    // kubelet and the controller and ends the gate with signal 15), which is joined
+    // before this returns: the gate's log.
+    std::string run_until_signalled(std::thread& player, int limit, const std::string& policy) {
+        GateResult result = run(limit, policy, true);
+        player.join();
+        BOOST_TEST(result.exit_code == exit_for_signal(15));
+        return out.str();
+    }
+
     // The gate's memory writes: its patches of the Job, as sent.
     std::vector<json> memory_writes() const {
         std::vector<json> writes;
@@ -274,6 +346,10 @@ struct GateBench {
         }
         return writes;
     }
+
+  private:
+    std::promise<json> m_created;
+    std::promise<void> m_told;
 };
 
 }  // namespace
@@ -566,41 +642,23 @@ json never_pod(const json& job, bool failed, bool counted = false) {
 // removal, status.failed), the gate's count agrees and it says nothing more.
 BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_job_write) {
     GateBench bench;
-    bench.api.select_by_uid = true;  // the pod watch delivers the pod's every change
-    std::promise<json> created;
-    bench.api.on_created = [&](const json& job) {
-        json running = job;
-        running["status"] = {{"active", 1}, {"ready", 1}, {"startTime", "2026-12-01T10:00:00Z"}};
-        created.set_value(bench.fake.seed(kube::jobs("gitlab", job["metadata"]["name"]), running));
-    };
-    std::promise<void> reported;
-    std::atomic<int> events{0};
-    bench.api.on_event = [&](const json&) {
-        if (++events == 1) {
-            reported.set_value();
-        }
-    };
+    bench.job_runs_when_created();
+    std::future<void> reported = bench.events_told(1);
     // Set by the thread that plays the kubelet and the controller (Boost.Test checks
     // stay on the test's thread).
     bool played = false;
     bool before_the_job_write = false;
     std::thread kubelet_and_controller([&] {
-        auto made = created.get_future();
-        if (made.wait_for(30s) != std::future_status::ready) {
-            bench.signal = 15;
-            return;
-        }
-        json job = made.get();
-        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
         // The pod runs, then fails, after the Job's cache holds the Job as created.
-        json running = bench.fake.seed(bench.pod_ref, never_pod(job, false));
-        if (!bench.delivered.wait_for("jobs", rv(job)) ||
-            !bench.delivered.wait_for("pods", rv(running))) {
-            bench.signal = 15;
+        std::optional<json> made =
+            bench.job_with_pod([](const json& job) { return never_pod(job, false); });
+        if (!made) {
             return;
         }
+        json job = *made;
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
         bench.fake.seed(bench.pod_ref, never_pod(job, true));
-        before_the_job_write = reported.get_future().wait_for(30s) == std::future_status::ready;
+        before_the_job_write = reported.wait_for(30s) == std::future_status::ready;
         // The controller's three writes, as it counts a failed pod.
         job["status"]["active"] = 0;
         job["status"]["ready"] = 0;
@@ -614,14 +672,10 @@ BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_jo
         bench.signal = 15;
     });
 
-    GateResult result = bench.run(2, "Never", true);
-    kubelet_and_controller.join();
-
-    const std::string text = bench.out.str();
+    const std::string text = bench.run_until_signalled(kubelet_and_controller, 2, "Never");
     BOOST_TEST_INFO(text);
     BOOST_TEST(played);
     BOOST_TEST(before_the_job_write);
-    BOOST_TEST(result.exit_code == exit_for_signal(15));
     BOOST_TEST(text.find("pod 1 of 3 failed, 2 left") != std::string::npos);
     std::size_t lines = 0;
     for (std::size_t at = text.find("retrying ("); at != std::string::npos;
@@ -629,7 +683,158 @@ BOOST_AUTO_TEST_CASE(a_never_pods_failure_is_reported_from_the_pod_before_the_jo
         ++lines;
     }
     BOOST_TEST(lines == 1u);
-    BOOST_TEST(events.load() == 1);
+    BOOST_TEST(bench.events.load() == 1);
+}
+
+// An OnFailure Job's pod as the kubelet shows it while its container's run `run` (from
+// 1) runs, or has just failed (`ended`: exit 7, not yet restarted); the run before it,
+// if any, is its lastState. Ready only while it runs and `ready` (a readiness probe has
+// passed).
+json onfailure_pod(const json& job, int run, bool ended, bool ready) {
+    json pod = pod_of(job, run - 1, run - 1, false);
+    json& c = pod["status"]["containerStatuses"][0];
+    if (run == 1) {
+        c.erase("lastState");
+    }
+    if (ended) {
+        c["state"] = {{"terminated",
+                       {{"exitCode", 7},
+                        {"reason", "Error"},
+                        {"message", "relation users missing (run " + std::to_string(run) + ")"},
+                        {"startedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run)},
+                        {"finishedAt", fmt::format("2026-12-01T10:00:{:02}Z", 2 * run + 1)}}}};
+    }
+    const bool is_ready = ready && !ended;
+    pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", is_ready ? "True" : "False"}}};
+    return pod;
+}
+
+// Given an OnFailure Job whose container's run 1 fails while the Job controller owes
+// the Job its write (status.ready counts the pod, which is no longer Ready), and a gate
+// clock that stands still (the pass that counts the run waits for that write), then the
+// gate reads run 1's log as soon as it sees the run end and its container restarted
+// (--previous): when run 2 has failed too and run 3 runs before the write comes (its log
+// and --previous show runs 3 and 2 by then), the kept tail is still run 1's. (Found on
+// the real control plane under load: run 1's log was "replaced" before the pass that
+// counted it read it.)
+BOOST_AUTO_TEST_CASE(a_failed_runs_log_is_read_when_the_gate_sees_it_end) {
+    GateBench bench;
+    bench.job_runs_when_created();
+    std::future<void> reported = bench.events_told(2);
+    std::atomic<bool> read_at_once{false};
+    bench.api.on_logs = [&] { read_at_once = true; };
+    bool played = false;
+    bool read_before_the_write = false;
+    std::thread kubelet_and_controller([&] {
+        auto logs = [&](int current) {
+            for (int run : {current, current - 1}) {
+                if (run > 0) {
+                    bench.fake.set_logs(bench.pod_ref, "migrations", run != current,
+                                        fmt::format("run {}: relation users missing\n", run));
+                }
+            }
+        };
+        logs(1);
+        std::optional<json> made =
+            bench.job_with_pod([](const json& job) { return onfailure_pod(job, 1, false, true); });
+        if (!made) {
+            return;
+        }
+        json job = *made;
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
+        // Seeds a pod as the kubelet writes it, and waits until the pod watch delivered
+        // it (bench.kubelet, off the test's thread).
+        auto kubelet = [&](const json& pod) {
+            return bench.delivered.wait_for("pods", rv(bench.fake.seed(bench.pod_ref, pod)));
+        };
+        kubelet(onfailure_pod(job, 1, true, false));  // run 1 failed: the Job owes a write
+        logs(2);
+        kubelet(onfailure_pod(job, 2, false, false));  // restarted, not Ready yet
+        for (int i = 0; i < 3000 && !read_at_once; ++i) {
+            std::this_thread::sleep_for(1ms);
+        }
+        read_before_the_write = read_at_once;
+        // Run 2 fails too and the kubelet runs run 3, before the controller's write.
+        kubelet(onfailure_pod(job, 2, true, false));
+        logs(3);
+        kubelet(onfailure_pod(job, 3, false, false));
+        job["status"]["ready"] = 0;
+        json written = bench.fake.seed(job_ref, job);
+        played = bench.delivered.wait_for("jobs", rv(written)) &&
+                 reported.wait_for(30s) == std::future_status::ready;
+        bench.signal = 15;
+    });
+
+    const std::string text = bench.run_until_signalled(kubelet_and_controller, 6, "OnFailure");
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(played);
+    // Read as the pod watch showed the restart, before the Job's write: run 1's log.
+    BOOST_TEST(read_before_the_write);
+    BOOST_TEST(text.find("attempt 1 of 6 failed, 5 left") != std::string::npos);
+    BOOST_TEST(text.find("\n    run 1: relation users missing\n") != std::string::npos);
+    BOOST_TEST(text.find("\n    run 2: relation users missing\n") != std::string::npos);
+}
+
+// Given a restartPolicy Never Job whose pod fails after the Job controller already wrote
+// the Job (the GET beside the cached pods shows a Job newer than them, and its watch is
+// slow to deliver that write), then the gate waits for the watch; when another pod
+// change (the tracking finalizer's removal) wakes it first, it waits on rather than
+// reading the Job again: the read would show the same write. It reports the failure
+// once the watch delivers the Job.
+BOOST_AUTO_TEST_CASE(a_job_written_since_is_awaited_not_read_again) {
+    GateBench bench;
+    bench.job_runs_when_created();
+    std::future<void> reported = bench.events_told(1);
+    std::atomic<bool> counting{false};
+    std::atomic<int> job_reads{0};
+    bench.api.on_job_read = [&] {
+        if (counting) {
+            ++job_reads;
+        }
+    };
+    bool played = false;
+    int reads_while_held = -1;
+    std::thread kubelet_and_controller([&] {
+        std::optional<json> made =
+            bench.job_with_pod([](const json& job) { return never_pod(job, false); });
+        if (!made) {
+            return;
+        }
+        json job = *made;
+        const kube::ResourceRef job_ref = kube::jobs("gitlab", job["metadata"]["name"]);
+        // The pod fails, and the controller records it on the Job, before either watch
+        // delivers: the Job's watch then holds its write back.
+        bench.delivered.hold("pods");
+        counting = true;
+        bench.fake.seed(bench.pod_ref, never_pod(job, true));
+        job["status"]["active"] = 0;
+        job["status"]["ready"] = 0;
+        job["status"]["uncountedTerminatedPods"] = {{"failed", {"pod-uid-a1b2c"}}};
+        json uncounted = bench.fake.seed(job_ref, job);
+        bench.delivered.hold("jobs");  // releases the pods
+        for (int i = 0; i < 3000 && job_reads < 2; ++i) {
+            std::this_thread::sleep_for(1ms);  // the GET, then the snapshot's list and GET
+        }
+        json finalized = bench.fake.seed(bench.pod_ref, never_pod(job, true, true));
+        bench.delivered.wait_for("pods", rv(finalized));
+        std::this_thread::sleep_for(200ms);  // time for a read the wake-up would make
+        reads_while_held = job_reads;
+        bench.delivered.release();
+        bench.delivered.wait_for("jobs", rv(uncounted));
+        const bool told = reported.wait_for(30s) == std::future_status::ready;
+        job["status"].erase("uncountedTerminatedPods");
+        job["status"]["failed"] = 1;
+        played = told && bench.delivered.wait_for("jobs", rv(bench.fake.seed(job_ref, job)));
+        bench.signal = 15;
+    });
+
+    const std::string text = bench.run_until_signalled(kubelet_and_controller, 2, "Never");
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(played);
+    // The GET, then the snapshot's list and GET; none on the wake-up before the Job's.
+    BOOST_TEST(reads_while_held == 2);
+    BOOST_TEST(text.find("pod 1 of 3 failed, 2 left") != std::string::npos);
+    BOOST_TEST(bench.events.load() == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -296,4 +296,57 @@ BOOST_AUTO_TEST_CASE(kept_commands_follow_the_pods_until_they_no_longer_work) {
                "migrate-1a2b3c4d-x7k2p finished: its node keeps only the last run's log");
 }
 
+// Given a container run read as it ended (read_ended_runs), when later runs replaced
+// its log before a pass keeps it, then the kept tail is the one read then, without
+// another read. A run not restarted yet in a pod that goes on is read once the pod shows
+// the restart (with --previous: before, the kubelet may already serve the next run's log
+// as the current one); in a pod being deleted it is read at once. A run read once is not
+// read again; a run its pod's deletion killed is not read at all (not a failed run).
+BOOST_AUTO_TEST_CASE(a_run_read_as_it_ended_keeps_that_read) {
+    test::FakeClock clock(*parse_rfc3339("2026-01-01T00:00:00Z"));
+    test::FakeKubeApi api;
+    std::ostringstream out;
+    JobLog log(out, clock, {});
+    auto log_reads = [&] {
+        return std::count_if(api.calls_made.begin(), api.calls_made.end(),
+                             [](const std::string& c) { return c.rfind("logs ", 0) == 0; });
+    };
+    gates::Pod ended = failed_pod(false);  // run 1 failed, not restarted yet
+    const kube::ResourceRef ref = kube::pods("gitlab", ended.name);
+    api.set_logs(ref, "migrations", false, "run 1\n");
+    EarlyReads reads;
+    read_ended_runs(api, k_job, {ended}, reads);
+    BOOST_TEST(reads.empty());
+    BOOST_TEST(log_reads() == 0);
+    gates::Pod restarted = failed_pod(true);  // run 2 runs: --previous shows run 1
+    api.set_logs(ref, "migrations", true, "run 1\n");
+    api.set_logs(ref, "migrations", false, "run 2\n");
+    read_ended_runs(api, k_job, {restarted}, reads);
+    read_ended_runs(api, k_job, {restarted}, reads);
+    BOOST_REQUIRE(reads.count("uid-pod/migrations/1") == 1U);
+    BOOST_TEST(reads.at("uid-pod/migrations/1").tail == "run 1");
+    BOOST_TEST(log_reads() == 1);
+    // Runs 2 and 3 ran since: the API's logs show them, and no longer run 1.
+    api.set_logs(ref, "migrations", false, "run 3\n");
+    api.set_logs(ref, "migrations", true, "run 2\n");
+    StepReport step;
+    step.name = "pre-migrations";
+    keep_run(api, log, k_job, {ended}, seen_run(ended, 1), step, &reads);
+    BOOST_REQUIRE(step.failed_runs.size() == 1U);
+    BOOST_TEST(step.failed_runs[0].log_tail == "run 1");
+    BOOST_TEST(log_reads() == 1);
+    // A pod being deleted runs nothing more: its failed current run is read at once.
+    gates::Pod deleting = failed_pod(false);
+    deleting.uid = "uid-deleting";
+    deleting.deletion_timestamp = *parse_rfc3339("2026-01-01T00:00:00Z");
+    read_ended_runs(api, k_job, {deleting}, reads);
+    BOOST_TEST(reads.count("uid-deleting/migrations/1") == 1U);
+    BOOST_TEST(log_reads() == 2);
+    gates::Pod killed = deleting;
+    killed.uid = "uid-killed";
+    killed.containers[0].state.terminated = gates::ContainerTerminated{143, "Error", "", {}};
+    read_ended_runs(api, k_job, {killed}, reads);
+    BOOST_TEST(log_reads() == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
