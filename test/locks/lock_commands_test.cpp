@@ -292,6 +292,68 @@ BOOST_AUTO_TEST_CASE(status_reads_a_running_gate_s_retries_from_the_job_when_not
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_rerun_in_the_same_second_is_the_last_run_in_either_list_order) {
+    // Given: a pre-migrations Job that failed and its rerun after the unlock, created in
+    // the same second (creationTimestamp has whole seconds); the rerun was made under the
+    // next hold of the lock (fence 8) after unlock 12. Then the rerun is the last run,
+    // whichever the list gives first; Jobs without those labels are ordered by name.
+    auto job = [](const std::string& name, const nlohmann::json& labels, bool failed) {
+        nlohmann::json j{
+            {"metadata",
+             {{"name", name},
+              {"creationTimestamp", "2026-05-01T10:00:00Z"},
+              {"labels",
+               {{"envgate.dev/gate", "pre-migrations"}, {"envgate.dev/environment", "gprd"}}}}},
+            {"status", nlohmann::json::object()}};
+        if (labels.is_object()) {
+            j["metadata"]["labels"].update(labels);
+        }
+        if (failed) {
+            j["status"]["conditions"] = {{{"type", "Failed"},
+                                          {"status", "True"},
+                                          {"lastTransitionTime", "2026-05-01T10:00:00Z"}}};
+        }
+        return j;
+    };
+    // The rerun's name sorts first, so neither the list's order nor the name decides.
+    const nlohmann::json first = job("migrate-f1e2d3c4", {{"envgate.dev/fence", "7"}}, true);
+    const nlohmann::json rerun =
+        job("migrate-0a1b2c3d", {{"envgate.dev/fence", "8"}, {"envgate.dev/unlock", "12"}}, false);
+    const nlohmann::json later_unlock =
+        job("migrate-99999999", {{"envgate.dev/fence", "8"}, {"envgate.dev/unlock", "13"}}, false);
+    struct Case {
+        const char* name;
+        std::vector<nlohmann::json> jobs;
+        std::string want;
+    };
+    const Case cases[] = {
+        {"failed run listed first", {first, rerun}, "migrate-0a1b2c3d"},
+        {"rerun listed first", {rerun, first}, "migrate-0a1b2c3d"},
+        {"a later unlock in the same hold", {later_unlock, rerun}, "migrate-99999999"},
+        {"the same, reversed", {rerun, later_unlock}, "migrate-99999999"},
+        {"no labels: by name", {job("b", {}, false), job("a", {}, true)}, "b"},
+        {"no labels, reversed", {job("a", {}, true), job("b", {}, false)}, "b"},
+        {"a label that is not a number counts as none",
+         {job("z", {{"envgate.dev/fence", "x"}}, false),
+          job("y", {{"envgate.dev/fence", "1"}}, true)},
+         "y"},
+    };
+    for (const Case& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            auto runs = last_gate_runs("gprd", c.jobs, k_t0 + std::chrono::minutes(30));
+            BOOST_REQUIRE(runs.size() == 1u);
+            BOOST_TEST(runs[0].job == c.want);
+        }
+    }
+    auto runs = last_gate_runs("gprd", {rerun, first}, k_t0 + std::chrono::minutes(30));
+    std::vector<GateRuns> gates{{"gprd", runs, ""}};
+    std::string text = render_status_prometheus({}, gates, k_t0 + std::chrono::minutes(30));
+    BOOST_TEST(
+        text.find("envgate_gate_last_run_result{environment=\"gprd\",gate=\"pre-migrations\","
+                  "result=\"running\"} 1\n") != std::string::npos,
+        text);
+}
+
 BOOST_AUTO_TEST_CASE(only_listed_logins_may_unlock_from_ci) {
     std::vector<std::string> unlockers{"alice", "@sre-oncall"};
     BOOST_TEST(may_unlock("alice", unlockers));
