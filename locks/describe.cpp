@@ -36,6 +36,37 @@ std::string describe_holder(const LockRecord& r, TimePoint now) {
     return text;
 }
 
+std::string failure_text(const Failure& f) {
+    std::string text = f.step.empty() ? std::string() : f.step + ": ";
+    text += f.reason.empty() ? std::string("Failed") : f.reason;
+    if (!f.message.empty()) {
+        text += ": " + f.message;
+    }
+    return text;
+}
+
+std::string failure_in(const Transition& t) {
+    // The policy writes these (policy_ops.cpp): "TEXT[ (policy release: lock freed)]",
+    // and "REASON (was failed by ID, TEXT)" for an unlock.
+    if (t.what == "fail") {
+        const std::string released = " (policy release: lock freed)";
+        return t.why.ends_with(released) ? t.why.substr(0, t.why.size() - released.size()) : t.why;
+    }
+    if (t.what == "vanished") {
+        return t.why;
+    }
+    const std::string was = " (was failed by ";
+    auto at = t.why.find(was);
+    if (t.what != "unlock" || at == std::string::npos || !t.why.ends_with(")")) {
+        return {};
+    }
+    auto comma = t.why.find(", ", at + was.size());
+    if (comma == std::string::npos) {
+        return {};
+    }
+    return t.why.substr(comma + 2, t.why.size() - 1 - (comma + 2));
+}
+
 std::string describe_failure(const LockRecord& r) {
     if (!r.failure) {
         return {};

@@ -370,7 +370,8 @@ Result<std::string> FileStore::write_waiter(const std::string& name, const Waite
     return std::to_string(revision);
 }
 
-Status FileStore::remove_waiter(const std::string& name, const std::string& id) {
+Status FileStore::remove_waiter(const std::string& name, const std::string& id,
+                                const std::string& version) {
     TRY(check_lock_name(name));
     const std::string dir = queue_dir(name);
     const std::string lock_path = dir + "/.lock";
@@ -380,6 +381,16 @@ Status FileStore::remove_waiter(const std::string& name, const std::string& id) 
     }
     TRY(lock_exclusive(lock_fd.get(), lock_path));
     const std::string path = waiter_path(name, id);
+    if (!version.empty()) {  // its waiter writes it under the same flock: no race here
+        auto current = read_waiter_file(path, name);
+        if (!current.is_ok()) {
+            return current.status().code() == Code::not_found ? Status::ok() : current.status();
+        }
+        if (current->version != version) {
+            return Status(Code::conflict, path + ": revision " + current->version +
+                                              " is stored, the removal expected " + version);
+        }
+    }
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
         return io_error("cannot remove", path);
     }

@@ -33,7 +33,8 @@ class FileStore : public LockStore {
     Result<Versioned> read_record(const std::string& name) override;
     Result<std::string> write_waiter(const std::string& name, const Waiter& waiter,
                                      const std::string& version) override;
-    Status remove_waiter(const std::string& name, const std::string& id) override;
+    Status remove_waiter(const std::string& name, const std::string& id,
+                         const std::string& version = {}) override;
     Result<std::string> write(const std::string& name, const LockRecord& record,
                               const std::string& version) override;
     Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,

@@ -472,10 +472,19 @@ Result<std::string> KubernetesLeaseStore::write_waiter(const std::string& name, 
     return rv;
 }
 
-Status KubernetesLeaseStore::remove_waiter(const std::string& name, const std::string& id) {
+Status KubernetesLeaseStore::remove_waiter(const std::string& name, const std::string& id,
+                                           const std::string& version) {
     TRY(check_lock_name(name));
+    // The resourceVersion precondition: a waiter that renewed since `version` was read
+    // keeps its Lease (409 Conflict, Code::conflict).
+    kube::Preconditions only;
+    only.resource_version = version;
     Status removed = m_api->remove(kube::leases(m_namespace, waiter_lease_name(name, id)),
-                                   kube::Propagation::background);
+                                   kube::Propagation::background, only);
+    if (removed.code() == Code::conflict) {
+        return removed.with_context("queue of lock " + name + ": waiter " + id +
+                                    " renewed its entry since it was read");
+    }
     if (!removed.is_ok() && removed.code() != Code::not_found) {
         return removed.with_context("queue of lock " + name);
     }

@@ -67,7 +67,8 @@ class KubernetesLeaseStore : public LockStore {
                               const std::string& version) override;
     Result<std::string> write_waiter(const std::string& name, const Waiter& waiter,
                                      const std::string& version) override;
-    Status remove_waiter(const std::string& name, const std::string& id) override;
+    Status remove_waiter(const std::string& name, const std::string& id,
+                         const std::string& version = {}) override;
     Result<WaitEnd> wait_for_change(const std::string& name, const std::string& version,
                                     Duration max_wait, const std::function<bool()>& interrupted,
                                     const WaitScope& scope) override;

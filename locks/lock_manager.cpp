@@ -116,13 +116,18 @@ Result<bool> LockManager::act_on_queue(const std::string& name, const Decision& 
     return true;
 }
 
-// Removes the records of waiters seen dead, that the lock was taken past (best effort:
-// a record left behind is skipped again by the next reader).
+// Removes the records of waiters seen dead, that the lock was taken past, each only at
+// the version judged (best effort: a record left behind is skipped again by the next
+// reader). A waiter that renewed in between is alive after all: its record stays, and
+// the next read sees it renewed, so nobody judges it dead again before a whole TTL.
 void LockManager::remove_dead(const std::string& name, const Decision& d) {
-    for (const std::string& id : d.dead) {
-        Status removed = m_store.remove_waiter(name, id);
-        if (!removed.is_ok()) {
-            m_log << "lock " << name << ": could not remove the queue entry of " << id
+    for (const DeadWaiter& dead : d.dead) {
+        Status removed = m_store.remove_waiter(name, dead.id, dead.version);
+        if (removed.code() == Code::conflict) {
+            m_log << "lock " << name << ": " << dead.id
+                  << " renewed its place in the queue after it was seen stale; it keeps it\n";
+        } else if (!removed.is_ok()) {
+            m_log << "lock " << name << ": could not remove the queue entry of " << dead.id
                   << ", seen dead: " << removed.message() << "\n";
         }
     }
@@ -271,7 +276,8 @@ WaitScope wait_scope(const LockSpec& spec, const Holder& who, const LockRecord& 
             scope.predecessor = predecessor;
             return scope;
         }
-        if (std::find(d.dead.begin(), d.dead.end(), w.who.id) == d.dead.end()) {
+        if (std::none_of(d.dead.begin(), d.dead.end(),
+                         [&](const DeadWaiter& dead) { return dead.id == w.who.id; })) {
             predecessor = w.who.id;
         }
     }

@@ -68,8 +68,12 @@ class LockStore {
     // the new version. Only the waiter writes its own record.
     virtual Result<std::string> write_waiter(const std::string& name, const Waiter& waiter,
                                              const std::string& version) = 0;
-    // Removes the record of waiter `id` (absent: nothing to do).
-    virtual Status remove_waiter(const std::string& name, const std::string& id) = 0;
+    // Removes the record of waiter `id` (absent: nothing to do). With `version` (one its
+    // record was read at), only that version: when the waiter wrote its record since (it
+    // renewed: it is alive), nothing is removed and the answer is Code::conflict. Another
+    // process's record is removed only so; a waiter's own, without.
+    virtual Status remove_waiter(const std::string& name, const std::string& id,
+                                 const std::string& version = {}) = 0;
 
     // Blocks until lock `name` or its queue changed since `version` (a Versioned's
     // token, or the version of a write made since; empty: none stored), at most

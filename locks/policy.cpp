@@ -79,7 +79,7 @@ Key my_key(const LockRecord& r, const Request& rq, TimePoint now) {
 // entries leave the lock record (the write stores that), own records are named in
 // `dead` for the next holder to remove. Our own entry is never judged here.
 bool prune_dead_waiters(LockRecord& r, const std::string& self, TimePoint now,
-                        const Observations& seen, std::vector<std::string>& dead) {
+                        const Observations& seen, std::vector<DeadWaiter>& dead) {
     bool changed = false;
     auto gone = [&](const Waiter& w) {
         if (w.who.id == self || !unchanged_for(seen, waiter_key(w.who.id), w.ttl, now)) {
@@ -88,7 +88,7 @@ bool prune_dead_waiters(LockRecord& r, const std::string& self, TimePoint now,
         if (w.legacy) {
             changed = true;
         } else {
-            dead.push_back(w.who.id);
+            dead.push_back({w.who.id, w.version});
         }
         return true;
     };
@@ -310,7 +310,7 @@ Decision acquire_from(LockRecord next, const Request& rq, TimePoint now, const O
 Decision acquire(const LockRecord& record, const Request& rq, TimePoint now,
                  const Observations& seen) {
     LockRecord next = record;
-    std::vector<std::string> dead;
+    std::vector<DeadWaiter> dead;
     bool dirty = prune_dead_waiters(next, rq.who.id, now, seen, dead);
     Decision d = acquire_from(std::move(next), rq, now, seen, dirty);
     d.dead = std::move(dead);

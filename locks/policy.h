@@ -81,6 +81,14 @@ enum class QueueAct {
     leave,   // remove our record (we hold the lock, or give up)
 };
 
+// A waiter seen unchanged for its TTL, and the version of its record that was judged:
+// only that version is removed (a waiter that renewed since is alive after all).
+struct DeadWaiter {
+    std::string id;
+    std::string version;
+    bool operator==(const DeadWaiter&) const = default;
+};
+
 struct Decision {
     Outcome outcome = Outcome::nothing_to_do;
     Refusal refusal = Refusal::none;
@@ -88,8 +96,8 @@ struct Decision {
     QueueAct queue = QueueAct::none;  // then this, on our own queue record
     Waiter entry;                     // join / number / renew: what our record says
     // Waiters whose own records we saw unchanged for their TTL: skipped, and removed by
-    // whoever takes the lock past them.
-    std::vector<std::string> dead;
+    // whoever takes the lock past them, if still at the version read.
+    std::vector<DeadWaiter> dead;
     int position = 0;  // acquire while waiting: 1-based place in the queue
     int queue_length = 0;
     std::string message;  // one line for people

@@ -2,6 +2,7 @@
 // unlock and leaving the queue. Pure, like the rest of the policy.
 #include <string>
 
+#include "locks/describe.h"
 #include "locks/policy_detail.h"
 
 namespace envgate::locks::detail {
@@ -17,15 +18,6 @@ void make_free(LockRecord& next) {
     next.lease_duration = {};
     next.step.clear();
     next.failure.reset();
-}
-
-std::string failure_text(const Failure& f) {
-    std::string text = f.step.empty() ? std::string() : f.step + ": ";
-    text += f.reason.empty() ? std::string("Failed") : f.reason;
-    if (!f.message.empty()) {
-        text += ": " + f.message;
-    }
-    return text;
 }
 
 Decision not_ours(const LockRecord& r, const Request& rq) {

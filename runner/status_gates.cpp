@@ -1,12 +1,15 @@
 #include "runner/status_gates.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <tuple>
 
 #include "gates/memory_json.h"
 #include "runner/connect/kube_session.h"
 #include "runner/gating/manifest.h"
 #include "runner/report/job_log.h"
+#include "runner/run/reruns.h"
 
 namespace envgate {
 namespace {
@@ -50,6 +53,36 @@ std::optional<TimePoint> ended_at(const json& job) {
         }
     }
     return std::nullopt;
+}
+
+// A label of `labels` holding a whole number (the counters envgate stamps on its Jobs).
+std::optional<std::int64_t> number_label(const json& labels, const char* key) {
+    auto it = labels.find(key);
+    if (it == labels.end() || !it->is_string()) {
+        return std::nullopt;
+    }
+    const std::string& text = it->get_ref<const std::string&>();
+    std::int64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return n;
+}
+
+// Which of two Jobs of one gate is the later run. creationTimestamp has whole seconds,
+// so a rerun in the same second as the run before it ties; then what envgate stamped on
+// the Jobs decides: the fencing token of the lock hold that created the Job
+// (envgate.dev/fence, the lock's lease_transitions: every take of the lock adds one)
+// and the unlock it ran after (envgate.dev/unlock, the unlock's sequence number), a Job
+// without them first; then the name, so the list's order never decides. The time stays
+// first: a lock record set aside by hand starts its counters again.
+using RunOrder =
+    std::tuple<TimePoint, std::optional<std::int64_t>, std::optional<std::int64_t>, std::string>;
+
+RunOrder run_order(const GateRunStatus& run, const json& labels) {
+    return {run.started, number_label(labels, k_label_fence), number_label(labels, k_label_unlock),
+            run.job};
 }
 
 std::optional<GateRunStatus> run_of(const std::string& environment, const json& job,
@@ -99,20 +132,23 @@ std::optional<GateRunStatus> run_of(const std::string& environment, const json& 
 
 std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
                                           const std::vector<json>& jobs, TimePoint now) {
-    std::map<std::string, GateRunStatus> newest;
+    std::map<std::string, std::pair<RunOrder, GateRunStatus>> newest;
     for (const auto& job : jobs) {
         auto run = run_of(environment, job, now);
         if (!run) {
             continue;
         }
-        auto it = newest.find(run->gate);
-        if (it == newest.end() || it->second.started < run->started) {
-            newest[run->gate] = std::move(*run);
+        RunOrder order =
+            run_order(*run, job.value("metadata", json::object()).value("labels", json::object()));
+        const std::string gate = run->gate;
+        auto it = newest.find(gate);
+        if (it == newest.end() || it->second.first < order) {
+            newest[gate] = {std::move(order), std::move(*run)};
         }
     }
     std::vector<GateRunStatus> out;
     for (auto& [gate, run] : newest) {
-        out.push_back(std::move(run));
+        out.push_back(std::move(run.second));
     }
     return out;
 }

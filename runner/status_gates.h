@@ -32,7 +32,10 @@ struct GateRuns {
     std::string error;
 };
 
-// The newest Job of each gate among `jobs` (items of a JobList of one environment).
+// The newest Job of each gate among `jobs` (items of a JobList of one environment): by
+// creationTimestamp, then, for Jobs created in the same second, by the lock hold and
+// the unlock envgate labelled them with (envgate.dev/fence, envgate.dev/unlock), then
+// by name; never by the list's order.
 std::vector<GateRunStatus> last_gate_runs(const std::string& environment,
                                           const std::vector<nlohmann::json>& jobs, TimePoint now);
 

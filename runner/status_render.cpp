@@ -18,6 +18,9 @@ using namespace envgate::locks;
 constexpr std::size_t k_indent = 11;
 // Narrower terminals still get this much text per line.
 constexpr std::size_t k_min_text = 20;
+// A failure text longer than this is printed once per lock; where it comes again (the
+// history's fail entry, the unlock that freed the lock from it) it is referred to.
+constexpr std::size_t k_print_once = 60;
 
 // `text` in lines of at most `width` bytes, broken at spaces; `width` 0: one line. A
 // word longer than the width (a URL, a Job name) stays whole on its own line, so it
@@ -44,6 +47,31 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
     }
     return lines;
 }
+
+// The long failure texts printed so far in one lock's entry, each with the words that
+// refer to it: the history quotes a failure in its fail entry and again in the unlock
+// that followed, and `failure` shows it already.
+class PrintedFailures {
+  public:
+    void add(const std::string& text, std::string reference) {
+        if (text.size() > k_print_once) {
+            m_printed.emplace_back(text, std::move(reference));
+        }
+    }
+    // `why` with a failure printed before replaced by its reference.
+    std::string refer(std::string why) const {
+        for (const auto& [text, reference] : m_printed) {
+            auto at = why.find(text);
+            if (at != std::string::npos) {
+                return why.replace(at, text.size(), reference);
+            }
+        }
+        return why;
+    }
+
+  private:
+    std::vector<std::pair<std::string, std::string>> m_printed;
+};
 
 class Lines {
   public:
@@ -98,8 +126,13 @@ void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now, std
         line("renewed",
              format_rfc3339(r.renewed_at) + ", lease " + format_duration(r.lease_duration));
     }
+    PrintedFailures printed;
     if (r.state == LockState::failed) {
         line("failure", describe_failure(r));
+        if (r.failure) {
+            printed.add(failure_text(*r.failure), "the failure above");
+            printed.add(r.failure->message, "the failure above");  // a vanished holder's
+        }
         // One command on two lines (a shell continuation) when it would not fit.
         std::string cmd = unlock_command(r);
         auto cut = cmd.find(" --expect-holder");
@@ -115,7 +148,11 @@ void render_one(std::ostringstream& out, const LockStatus& s, TimePoint now, std
     std::size_t first = r.history.size() > 5 ? r.history.size() - 5 : 0;
     for (std::size_t i = first; i < r.history.size(); ++i) {
         const Transition& t = r.history[i];
-        std::string entry = format_rfc3339(t.at) + " " + t.what + " " + t.who + ": " + t.why;
+        std::string why = printed.refer(t.why);
+        if (why == t.why) {
+            printed.add(failure_in(t), "the failure of " + format_rfc3339(t.at) + " above");
+        }
+        std::string entry = format_rfc3339(t.at) + " " + t.what + " " + t.who + ": " + why;
         line(i == first ? "history" : "", entry);
     }
 }

@@ -201,10 +201,17 @@ Result<nlohmann::json> HttpKubeApi::patch(const ResourceRef& ref,
                       "application/merge-patch+json"});
 }
 
-Status HttpKubeApi::remove(const ResourceRef& ref, Propagation propagation) {
+Status HttpKubeApi::remove(const ResourceRef& ref, Propagation propagation,
+                           const Preconditions& preconditions) {
     nlohmann::json options = {{"apiVersion", "v1"},
                               {"kind", "DeleteOptions"},
                               {"propagationPolicy", propagation_name(propagation)}};
+    if (!preconditions.uid.empty()) {
+        options["preconditions"]["uid"] = preconditions.uid;
+    }
+    if (!preconditions.resource_version.empty()) {
+        options["preconditions"]["resourceVersion"] = preconditions.resource_version;
+    }
     auto body = call({"DELETE", ref.path(), ref.describe(), options.dump()});
     return body ? Status::ok() : body.status();
 }

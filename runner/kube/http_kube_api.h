@@ -44,7 +44,8 @@ class HttpKubeApi : public KubeApi {
     Result<nlohmann::json> update(const ResourceRef& ref, const nlohmann::json& object) override;
     Result<nlohmann::json> patch(const ResourceRef& ref,
                                  const nlohmann::json& merge_patch) override;
-    Status remove(const ResourceRef& ref, Propagation propagation) override;
+    Status remove(const ResourceRef& ref, Propagation propagation,
+                  const Preconditions& preconditions = {}) override;
     Status watch(const ResourceRef& collection, const WatchOptions& options,
                  const WatchCallback& on_event) override;
     Result<std::string> logs(const ResourceRef& pod, const LogOptions& options) override;

@@ -80,6 +80,15 @@ using WatchCallback = std::function<WatchNext(const WatchEvent&)>;
 
 enum class Propagation { background, foreground, orphan };
 
+// What a DELETE requires of the object it removes (DeleteOptions.preconditions): each
+// field set must match the stored object, else the server removes nothing and answers
+// 409 Conflict (Code::conflict). Empty fields are not checked.
+struct Preconditions {
+    std::string uid;
+    std::string resource_version;
+    bool empty() const { return uid.empty() && resource_version.empty(); }
+};
+
 struct LogOptions {
     std::string container;  // empty: the pod's only container
     bool previous = false;  // the last terminated instance
@@ -100,7 +109,10 @@ class KubeApi {
     // JSON merge patch (RFC 7386).
     virtual Result<nlohmann::json> patch(const ResourceRef& ref,
                                          const nlohmann::json& merge_patch) = 0;
-    virtual Status remove(const ResourceRef& ref, Propagation propagation) = 0;
+    // DELETE. With `preconditions`, only the object they describe: one written since
+    // (another resourceVersion) or made anew (another uid) stays, and Code::conflict says so.
+    virtual Status remove(const ResourceRef& ref, Propagation propagation,
+                          const Preconditions& preconditions = {}) = 0;
     // Streams events of `collection` to `on_event` until the server ends the stream (ok),
     // the callback returns WatchNext::stop (ok), or an error. An ERROR event ends the watch
     // and comes back as its typed Status: 410 Expired/Gone as Code::gone.

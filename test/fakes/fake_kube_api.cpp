@@ -221,11 +221,17 @@ bool FakeKubeApi::erase(const ResourceRef& ref) {
     if (it == m_objects.end()) {
         return false;
     }
+    erase_locked(it, ref);
+    return true;
+}
+
+// REQUIRES: m_mutex held; `it` is the stored object of `ref`.
+void FakeKubeApi::erase_locked(std::map<std::string, nlohmann::json>::iterator it,
+                               const ResourceRef& ref) {
     nlohmann::json object = it->second;
     m_objects.erase(it);
     object["metadata"]["resourceVersion"] = std::to_string(++m_rv);
     append_event(ref, EventType::deleted, object);
-    return true;
 }
 
 std::optional<nlohmann::json> FakeKubeApi::object(const ResourceRef& ref) const {
@@ -252,7 +258,7 @@ std::string FakeKubeApi::resource_version() const {
 }
 
 Result<nlohmann::json> FakeKubeApi::get(const ResourceRef& ref) {
-    TRY(record({"get", ref, {}, {}, {}, {}}));
+    TRY(record({"get", ref, {}, {}, {}, {}, {}}));
     auto found = object(ref);
     if (!found) {
         return Status(Code::not_found, fmt::format("GET {}: 404 NotFound: {} \"{}\" not found",
@@ -263,7 +269,7 @@ Result<nlohmann::json> FakeKubeApi::get(const ResourceRef& ref) {
 
 Result<kube::ObjectList> FakeKubeApi::list(const ResourceRef& collection,
                                            const kube::ListOptions& options) {
-    TRY(record({"list", collection, {}, options.label_selector, options.field_selector, {}}));
+    TRY(record({"list", collection, {}, options.label_selector, options.field_selector, {}, {}}));
     return snapshot(collection, options.label_selector, options.field_selector);
 }
 
@@ -283,7 +289,7 @@ kube::ObjectList FakeKubeApi::snapshot(const ResourceRef& collection, const std:
 
 Result<nlohmann::json> FakeKubeApi::create(const ResourceRef& ref, const nlohmann::json& object) {
     const ResourceRef named = ref.with_name(meta_string(object, "name"));
-    TRY(record({"create", named, object, {}, {}, {}}));
+    TRY(record({"create", named, object, {}, {}, {}, {}}));
     std::lock_guard lock(m_mutex);
     if (named.name.empty()) {
         return Status(
@@ -302,7 +308,7 @@ Result<nlohmann::json> FakeKubeApi::create(const ResourceRef& ref, const nlohman
 }
 
 Result<nlohmann::json> FakeKubeApi::update(const ResourceRef& ref, const nlohmann::json& object) {
-    TRY(record({"update", ref, object, {}, {}, {}}));
+    TRY(record({"update", ref, object, {}, {}, {}, {}}));
     std::lock_guard lock(m_mutex);
     auto it = m_objects.find(key_of(ref));
     if (it == m_objects.end()) {
@@ -326,7 +332,7 @@ Result<nlohmann::json> FakeKubeApi::update(const ResourceRef& ref, const nlohman
 
 Result<nlohmann::json> FakeKubeApi::patch(const ResourceRef& ref,
                                           const nlohmann::json& merge_patch) {
-    TRY(record({"patch", ref, merge_patch, {}, {}, {}}));
+    TRY(record({"patch", ref, merge_patch, {}, {}, {}, {}}));
     std::lock_guard lock(m_mutex);
     auto it = m_objects.find(key_of(ref));
     if (it == m_objects.end()) {
@@ -344,17 +350,41 @@ Result<nlohmann::json> FakeKubeApi::patch(const ResourceRef& ref,
     return store(ref, std::move(next), EventType::modified);
 }
 
-Status FakeKubeApi::remove(const ResourceRef& ref, kube::Propagation /*propagation*/) {
-    TRY(record({"remove", ref, {}, {}, {}, {}}));
-    if (!erase(ref)) {
+Status FakeKubeApi::remove(const ResourceRef& ref, kube::Propagation /*propagation*/,
+                           const kube::Preconditions& preconditions) {
+    TRY(record({"remove", ref, {}, {}, {}, {}, preconditions}));
+    std::lock_guard lock(m_mutex);
+    auto it = m_objects.find(key_of(ref));
+    if (it == m_objects.end()) {
         return {Code::not_found, fmt::format("DELETE {}: 404 NotFound: {} \"{}\" not found",
                                              ref.describe(), ref.resource, ref.name)};
     }
+    // The API server's order and words (apiserver rest.BeforeDelete).
+    struct Check {
+        const char* field;
+        const char* key;
+        const std::string& want;
+        const char* why;
+    };
+    for (const Check& c : {Check{"UID", "uid", preconditions.uid, "deleted and then recreated"},
+                           Check{"ResourceVersion", "resourceVersion",
+                                 preconditions.resource_version, "modified"}}) {
+        const std::string have = meta_string(it->second, c.key);
+        if (!c.want.empty() && c.want != have) {
+            return {Code::conflict,
+                    fmt::format("DELETE {}: 409 Conflict: Operation cannot be fulfilled on {} "
+                                "\"{}\": the {} in the precondition ({}) does not match the {} "
+                                "in record ({}). The object might have been {}",
+                                ref.describe(), ref.resource, ref.name, c.field, c.want, c.field,
+                                have, c.why)};
+        }
+    }
+    erase_locked(it, ref);
     return Status::ok();
 }
 
 Result<std::string> FakeKubeApi::logs(const ResourceRef& pod, const kube::LogOptions& options) {
-    TRY(record({"logs", pod, {}, {}, {}, {}}));
+    TRY(record({"logs", pod, {}, {}, {}, {}, {}}));
     std::lock_guard lock(m_mutex);
     auto it =
         m_logs.find(key_of(pod) + "|" + options.container + (options.previous ? "|previous" : ""));
@@ -386,7 +416,8 @@ Status FakeKubeApi::watch(const ResourceRef& collection, const kube::WatchOption
                 {},
                 options.label_selector,
                 options.field_selector,
-                options.resource_version}));
+                options.resource_version,
+                {}}));
     std::int64_t position = 0;
     if (options.resource_version.empty() || options.resource_version == "0") {
         const kube::ObjectList current =

@@ -1,7 +1,8 @@
 // An in-memory KubeApi for unit tests (ninja's fakes, leveldb's SpecialEnv): it keeps
 // objects with a global resourceVersion (create/update/patch/remove, Conflict on a stale
-// RV, AlreadyExists, watch history with 410 after compact()), records every call in
-// calls_made ("update leases/envgate-gprd"), and fails on demand: fail_next(Code::conflict).
+// RV or DELETE precondition, AlreadyExists, watch history with 410 after compact()),
+// records every call in calls_made ("update leases/envgate-gprd"), and fails on demand:
+// fail_next(Code::conflict).
 #pragma once
 
 #include <cstdint>
@@ -20,10 +21,11 @@ namespace envgate::test {
 struct FakeCall {
     std::string verb;  // get, list, create, update, patch, remove, watch, logs
     kube::ResourceRef ref;
-    nlohmann::json body;           // create/update/patch
-    std::string label_selector;    // list/watch
-    std::string field_selector;    // list/watch
-    std::string resource_version;  // watch
+    nlohmann::json body;                // create/update/patch
+    std::string label_selector;         // list/watch
+    std::string field_selector;         // list/watch
+    std::string resource_version;       // watch
+    kube::Preconditions preconditions;  // remove
 };
 
 class FakeKubeApi : public kube::KubeApi {
@@ -40,7 +42,10 @@ class FakeKubeApi : public kube::KubeApi {
                                   const nlohmann::json& object) override;
     Result<nlohmann::json> patch(const kube::ResourceRef& ref,
                                  const nlohmann::json& merge_patch) override;
-    Status remove(const kube::ResourceRef& ref, kube::Propagation propagation) override;
+    // As the API server: a precondition (uid, resourceVersion) that does not match the
+    // stored object is 409 Conflict, and the object stays.
+    Status remove(const kube::ResourceRef& ref, kube::Propagation propagation,
+                  const kube::Preconditions& preconditions = {}) override;
     // Delivers the history after options.resource_version (or a synthetic ADDED snapshot
     // when it is empty or "0"), then asks the idle hook; ends normally when it returns false.
     Status watch(const kube::ResourceRef& collection, const kube::WatchOptions& options,
@@ -84,6 +89,8 @@ class FakeKubeApi : public kube::KubeApi {
 
     Status record(FakeCall call);
     nlohmann::json store(const kube::ResourceRef& ref, nlohmann::json object, kube::EventType type);
+    void erase_locked(std::map<std::string, nlohmann::json>::iterator it,
+                      const kube::ResourceRef& ref);
     void append_event(const kube::ResourceRef& ref, kube::EventType type,
                       const nlohmann::json& object);
     std::vector<Event> events_after(std::int64_t rv, const kube::ResourceRef& collection,

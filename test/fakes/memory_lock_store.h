@@ -64,10 +64,17 @@ class MemoryLockStore : public locks::LockStore {
         return stored.version;
     }
 
-    Status remove_waiter(const std::string& name, const std::string& id) override {
+    Status remove_waiter(const std::string& name, const std::string& id,
+                         const std::string& version = {}) override {
         std::lock_guard<std::mutex> guard(m_mutex);
-        m_calls.push_back("remove_waiter " + name + " " + id);
-        m_queues[name].erase(id);
+        m_calls.push_back("remove_waiter " + name + " " + id +
+                          (version.empty() ? "" : " @" + version));
+        auto& queue = m_queues[name];
+        auto it = queue.find(id);
+        if (it != queue.end() && !version.empty() && it->second.version != version) {
+            return Status(Code::conflict, "queue entry changed");
+        }
+        queue.erase(id);
         return Status::ok();
     }
 

@@ -28,8 +28,9 @@ class SharedKubeApi : public kube::KubeApi {
     Result<nlohmann::json> patch(const kube::ResourceRef& r, const nlohmann::json& p) override {
         return m_fake.patch(r, p);
     }
-    Status remove(const kube::ResourceRef& r, kube::Propagation p) override {
-        return m_fake.remove(r, p);
+    Status remove(const kube::ResourceRef& r, kube::Propagation p,
+                  const kube::Preconditions& pre = {}) override {
+        return m_fake.remove(r, p, pre);
     }
     Status watch(const kube::ResourceRef& c, const kube::WatchOptions& o,
                  const kube::WatchCallback& on_event) override {

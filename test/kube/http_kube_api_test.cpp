@@ -221,6 +221,34 @@ BOOST_AUTO_TEST_CASE(verbs_send_the_right_requests_over_one_connection) {
     BOOST_TEST(fx.api->connections_opened() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(a_delete_with_preconditions_sends_them_and_a_409_is_a_conflict) {
+    // Given: the API server's answer to a DELETE whose resourceVersion precondition no
+    // longer holds (its body as kube-apiserver v1.37.2 sends it), then a Success.
+    ApiFixture fx;
+    fx.server.push_json(
+        409, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+             R"("message":"Operation cannot be fulfilled on Lease.coordination.k8s.io \"w\": )"
+             R"(the ResourceVersion in the precondition (212) does not match the )"
+             R"(ResourceVersion in record (213). The object might have been modified",)"
+             R"("reason":"Conflict","details":{"name":"w","group":"coordination.k8s.io",)"
+             R"("kind":"Lease"},"code":409})");
+    fx.server.push_json(200, R"({"kind":"Status","status":"Success"})");
+    kube::Preconditions only;
+    only.resource_version = "212";
+    Status stale = fx.api->remove(kube::leases("locks", "w"), kube::Propagation::background, only);
+    BOOST_TEST((stale.code() == Code::conflict));
+    BOOST_TEST(stale.message().find("does not match the ResourceVersion in record (213)") !=
+               std::string::npos);
+    BOOST_TEST(fx.api->remove(kube::leases("locks", "w"), kube::Propagation::background).is_ok());
+    // Then: the first DELETE's DeleteOptions carry the precondition; the second, none.
+    const auto seen = fx.server.requests();
+    BOOST_REQUIRE(seen.size() == 2u);
+    nlohmann::json first = nlohmann::json::parse(seen[0].body);
+    BOOST_TEST(first["kind"] == "DeleteOptions");
+    BOOST_TEST(first["preconditions"] == (nlohmann::json{{"resourceVersion", "212"}}));
+    BOOST_TEST(!nlohmann::json::parse(seen[1].body).contains("preconditions"));
+}
+
 BOOST_AUTO_TEST_CASE(event_and_annotation_text_that_is_not_utf8_is_sent_as_valid_json) {
     // Given: an Event whose message quotes a migration log's \377\376, and a patch of an
     // annotation holding the same bytes.

@@ -1,5 +1,6 @@
-// DELETE (DeleteOptions, propagationPolicy Orphan, the Status answer for objects
-// gone at once) and the pods/eviction subresource of kubesim's REST API.
+// DELETE (DeleteOptions, preconditions as the API server checks them, propagationPolicy
+// Orphan, the Status answer for objects gone at once) and the pods/eviction subresource of
+// kubesim's REST API.
 #include "test/kubesim/api.h"
 #include "test/kubesim/objects.h"
 #include "test/kubesim/store.h"
@@ -62,6 +63,24 @@ void orphan_dependents(Store& store, const std::string& ns, const std::string& u
     }
 }
 
+// A precondition that does not hold, as the API server answers it: 409 Conflict naming
+// the Kind (not the resource) in the message and the details, e.g. `Operation cannot be
+// fulfilled on Lease.coordination.k8s.io "x": the ResourceVersion in the precondition
+// (212) does not match ...`.
+void send_precondition_failed(HTTPServerResponse& resp, const ResourceInfo& info,
+                              const std::string& name, const std::string& why) {
+    const std::string qualified = info.group.empty() ? info.kind : info.kind + "." + info.group;
+    json details = {{"name", name}, {"kind", info.kind}};
+    if (!info.group.empty()) {
+        details["group"] = info.group;
+    }
+    send_json(
+        resp, 409,
+        status_body(409, "Conflict",
+                    "Operation cannot be fulfilled on " + qualified + " \"" + name + "\": " + why,
+                    details));
+}
+
 }  // namespace
 
 void handle_delete_verb(Context& ctx, const ApiRequest& req, HTTPServerRequest& request,
@@ -78,6 +97,10 @@ void handle_delete_verb(Context& ctx, const ApiRequest& req, HTTPServerRequest& 
         }
     }
     auto result = delete_object(ctx.store, req.info->storage, req.ns, req.name, *opts);
+    if (!result && result.status().code() == Code::conflict) {
+        send_precondition_failed(resp, *req.info, req.name, result.status().message());
+        return;
+    }
     if (!result) {
         send_error(resp, result.status(), req.info, req.name);
         return;

@@ -22,18 +22,34 @@ bool is_terminal(const json& pod) {
     return phase == "Succeeded" || phase == "Failed";
 }
 
+// The API server's check before a delete (apiserver rest.BeforeDelete): the uid first,
+// then the resourceVersion, each a Conflict in these words. The caller names the object.
+Status check_preconditions(const json& meta, const DeleteOptions& options) {
+    const std::string uid = meta.value("uid", "");
+    if (!options.precondition_uid.empty() && options.precondition_uid != uid) {
+        return Status(Code::conflict, "the UID in the precondition (" + options.precondition_uid +
+                                          ") does not match the UID in record (" + uid +
+                                          "). The object might have been deleted and then "
+                                          "recreated");
+    }
+    const std::string rv = meta.value("resourceVersion", "");
+    if (!options.precondition_rv.empty() && options.precondition_rv != rv) {
+        return Status(Code::conflict, "the ResourceVersion in the precondition (" +
+                                          options.precondition_rv +
+                                          ") does not match the ResourceVersion in record (" + rv +
+                                          "). The object might have been modified");
+    }
+    return Status::ok();
+}
+
 }  // namespace
 
 Result<json> delete_object(Store& store, const std::string& resource, const std::string& ns,
                            const std::string& name, const DeleteOptions& options) {
-    return store.mutate(resource, ns, name, options.precondition_rv, [&](json& obj) {
+    // Checked inside the store's one mutation, so no write comes between check and delete.
+    return store.mutate(resource, ns, name, "", [&](json& obj) {
         json& meta = obj["metadata"];
-        if (!options.precondition_uid.empty() &&
-            meta.value("uid", "") != options.precondition_uid) {
-            return Status(Code::conflict,
-                          "Precondition failed: UID in precondition: " + options.precondition_uid +
-                              ", UID in object meta: " + meta.value("uid", ""));
-        }
+        TRY(check_preconditions(meta, options));
         if (resource != "pods") {
             if (!meta.contains("deletionTimestamp")) {
                 meta["deletionTimestamp"] = now_rfc3339();

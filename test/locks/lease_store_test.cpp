@@ -92,6 +92,40 @@ BOOST_AUTO_TEST_CASE(create_races_stale_versions_and_deleted_leases_are_conflict
     BOOST_TEST((f.make()->read("Not_A_Label").status().code() == Code::invalid));
 }
 
+// Given a waiter's Lease read at one resourceVersion and renewed since, then a removal
+// at the version read sends it as DELETE's resourceVersion precondition: 409, the Lease
+// stays; at the current version, or without one (the waiter's own), it goes.
+BOOST_AUTO_TEST_CASE(another_waiters_lease_is_deleted_only_at_the_version_read) {
+    test::LeaseStoreFactory f;
+    auto store = f.make();
+    Waiter w;
+    w.who.id = "grp/app#8";
+    w.since = k_t0;
+    w.last_seen = k_t0;
+    w.ttl = seconds(60);
+    const std::string read = store->write_waiter("gstg", w, "").value();
+    w.last_seen = k_t0 + seconds(20);
+    const std::string renewed = store->write_waiter("gstg", w, read).value();
+    const kube::ResourceRef lease =
+        kube::leases(test::k_lease_namespace, waiter_lease_name("gstg", w.who.id));
+
+    Status stale = f.make()->remove_waiter("gstg", w.who.id, read);
+    BOOST_TEST((stale.code() == Code::conflict));
+    BOOST_TEST(stale.message().find("the ResourceVersion in the precondition (" + read + ")") !=
+               std::string::npos);
+    BOOST_TEST(f.api->object(lease).has_value());
+    BOOST_TEST(f.api->calls.back().verb == "remove");
+    BOOST_TEST(f.api->calls.back().preconditions.resource_version == read);
+
+    BOOST_TEST(f.make()->remove_waiter("gstg", w.who.id, renewed).is_ok());
+    BOOST_TEST(!f.api->object(lease).has_value());
+    BOOST_TEST(f.make()->remove_waiter("gstg", w.who.id, renewed).is_ok());  // absent: done
+    (void)store->write_waiter("gstg", w, "").value();
+    BOOST_TEST(store->remove_waiter("gstg", w.who.id).is_ok());  // its own: no precondition
+    BOOST_TEST(f.api->calls.back().preconditions.empty());
+    BOOST_TEST(!f.api->object(lease).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(spec_fields_win_and_foreign_leases_are_refused) {
     test::LeaseStoreFactory f;
     auto store = f.make();

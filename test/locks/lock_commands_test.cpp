@@ -11,6 +11,7 @@
 
 #include "gates/memory_json.h"
 #include "locks/describe.h"
+#include "locks/policy.h"
 #include "runner/cmd_status.h"
 #include "runner/cmd_unlock.h"
 #include "runner/status_gates.h"
@@ -50,9 +51,90 @@ LockStatus failed_lock() {
     return s;
 }
 
+// `record` after the policy's decision on `rq` at `now`.
+LockRecord decided(const LockRecord& record, const Request& rq, TimePoint now) {
+    Decision d = decide(record, rq, now, observe({}, record, now));
+    BOOST_REQUIRE(d.write.has_value());
+    return *d.write;
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(lock_commands_suite)
+
+// Given a lock the policy failed with a 400-character message, then status prints the
+// failure once, under `failure`, and the history's fail entry refers to it; once
+// unlocked, the fail entry prints it and the unlock refers to that entry. Every fact
+// stays: who holds it, since when, the exact unlock command, who unlocked and why.
+BOOST_AUTO_TEST_CASE(status_prints_a_long_failure_once_and_refers_to_it) {
+    std::string message =
+        "Job gitlab/migrations-post-5d1c0e7a failed 3 times: PG::LockNotAvailable";
+    while (message.size() < 400) {
+        message += " while adding index_ci_builds_on_project_id_and_status";
+    }
+    LockRecord r;
+    r.name = "gprd";
+    Request rq;
+    rq.who.id = "grp/app#1234";
+    rq.step = "post-migrations";
+    rq.lease_duration = std::chrono::hours(2);
+    r = decided(r, rq, k_t0);
+    rq.op = Op::fail;
+    rq.failure = Failure{"", "MigrationsJobFailed", message, {}};
+    r = decided(r, rq, k_t0 + std::chrono::minutes(7));
+    const TimePoint now = k_t0 + std::chrono::minutes(30);
+    LockStatus failed;
+    failed.record = r;
+    for (std::size_t width : {std::size_t{0}, std::size_t{100}}) {
+        BOOST_TEST_CONTEXT("width " << width) {
+            const std::string text = render_status_text({failed}, now, width);
+            std::string flat = text;  // the wrapped lines joined again
+            for (auto at = flat.find("\n           "); at != std::string::npos;
+                 at = flat.find("\n           ")) {
+                flat.replace(at, 12, " ");
+            }
+            BOOST_TEST(count_of(flat, message) == 1u, text);
+            BOOST_TEST(flat.find("  failure  step post-migrations: MigrationsJobFailed: " +
+                                 message + " (at 2026-05-01T10:07:00Z)") != std::string::npos);
+            BOOST_TEST(flat.find("fail grp/app#1234: the failure above\n") != std::string::npos,
+                       text);
+            BOOST_TEST(text.find("gprd  FAILED  since 2026-05-01T10:00:00Z (30m0s ago)") == 0u);
+            BOOST_TEST(text.find("  holder   grp/app#1234") != std::string::npos);
+            BOOST_TEST(flat.find(unlock_command(r)) != std::string::npos);
+        }
+    }
+    Request unlock;
+    unlock.op = Op::unlock;
+    unlock.actor = "alice";
+    unlock.reason = "index built by hand";
+    LockStatus freed;
+    freed.record = decided(r, unlock, k_t0 + std::chrono::minutes(20));
+    const std::string text = render_status_text({freed}, now, 0);
+    BOOST_TEST(count_of(text, message) == 1u, text);
+    BOOST_TEST(text.find("2026-05-01T10:07:00Z fail grp/app#1234: post-migrations: "
+                         "MigrationsJobFailed: " +
+                         message + "\n") != std::string::npos,
+               text);
+    BOOST_TEST(text.find("2026-05-01T10:20:00Z unlock alice: index built by hand (was failed by "
+                         "grp/app#1234, the failure of 2026-05-01T10:07:00Z above)\n") !=
+                   std::string::npos,
+               text);
+    // A short failure costs less than a reference to it: printed where it comes.
+    LockStatus short_failure;
+    short_failure.record = r;
+    short_failure.record.failure->message = "exit 1";
+    short_failure.record.history.back().why = "post-migrations: MigrationsJobFailed: exit 1";
+    BOOST_TEST(
+        count_of(render_status_text({short_failure}, now, 0), "MigrationsJobFailed: exit 1") == 2u);
+}
 
 BOOST_AUTO_TEST_CASE(status_text_fits_80_columns_and_names_the_unlock_command) {
     LockStatus free_lock;
@@ -290,6 +372,68 @@ BOOST_AUTO_TEST_CASE(status_reads_a_running_gate_s_retries_from_the_job_when_not
         BOOST_TEST(r.result == "running");
         BOOST_TEST(r.retries == (r.gate == "pre-migrations" ? 3 : 4));
     }
+}
+
+BOOST_AUTO_TEST_CASE(a_rerun_in_the_same_second_is_the_last_run_in_either_list_order) {
+    // Given: a pre-migrations Job that failed and its rerun after the unlock, created in
+    // the same second (creationTimestamp has whole seconds); the rerun was made under the
+    // next hold of the lock (fence 8) after unlock 12. Then the rerun is the last run,
+    // whichever the list gives first; Jobs without those labels are ordered by name.
+    auto job = [](const std::string& name, const nlohmann::json& labels, bool failed) {
+        nlohmann::json j{
+            {"metadata",
+             {{"name", name},
+              {"creationTimestamp", "2026-05-01T10:00:00Z"},
+              {"labels",
+               {{"envgate.dev/gate", "pre-migrations"}, {"envgate.dev/environment", "gprd"}}}}},
+            {"status", nlohmann::json::object()}};
+        if (labels.is_object()) {
+            j["metadata"]["labels"].update(labels);
+        }
+        if (failed) {
+            j["status"]["conditions"] = {{{"type", "Failed"},
+                                          {"status", "True"},
+                                          {"lastTransitionTime", "2026-05-01T10:00:00Z"}}};
+        }
+        return j;
+    };
+    // The rerun's name sorts first, so neither the list's order nor the name decides.
+    const nlohmann::json first = job("migrate-f1e2d3c4", {{"envgate.dev/fence", "7"}}, true);
+    const nlohmann::json rerun =
+        job("migrate-0a1b2c3d", {{"envgate.dev/fence", "8"}, {"envgate.dev/unlock", "12"}}, false);
+    const nlohmann::json later_unlock =
+        job("migrate-99999999", {{"envgate.dev/fence", "8"}, {"envgate.dev/unlock", "13"}}, false);
+    struct Case {
+        const char* name;
+        std::vector<nlohmann::json> jobs;
+        std::string want;
+    };
+    const Case cases[] = {
+        {"failed run listed first", {first, rerun}, "migrate-0a1b2c3d"},
+        {"rerun listed first", {rerun, first}, "migrate-0a1b2c3d"},
+        {"a later unlock in the same hold", {later_unlock, rerun}, "migrate-99999999"},
+        {"the same, reversed", {rerun, later_unlock}, "migrate-99999999"},
+        {"no labels: by name", {job("b", {}, false), job("a", {}, true)}, "b"},
+        {"no labels, reversed", {job("a", {}, true), job("b", {}, false)}, "b"},
+        {"a label that is not a number counts as none",
+         {job("z", {{"envgate.dev/fence", "x"}}, false),
+          job("y", {{"envgate.dev/fence", "1"}}, true)},
+         "y"},
+    };
+    for (const Case& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            auto runs = last_gate_runs("gprd", c.jobs, k_t0 + std::chrono::minutes(30));
+            BOOST_REQUIRE(runs.size() == 1u);
+            BOOST_TEST(runs[0].job == c.want);
+        }
+    }
+    auto runs = last_gate_runs("gprd", {rerun, first}, k_t0 + std::chrono::minutes(30));
+    std::vector<GateRuns> gates{{"gprd", runs, ""}};
+    std::string text = render_status_prometheus({}, gates, k_t0 + std::chrono::minutes(30));
+    BOOST_TEST(
+        text.find("envgate_gate_last_run_result{environment=\"gprd\",gate=\"pre-migrations\","
+                  "result=\"running\"} 1\n") != std::string::npos,
+        text);
 }
 
 BOOST_AUTO_TEST_CASE(only_listed_logins_may_unlock_from_ci) {

@@ -242,7 +242,7 @@ BOOST_AUTO_TEST_CASE(a_fifo_waiter_waits_on_the_live_waiter_just_ahead_of_it) {
     BOOST_TEST(first.self == "p5");
     BOOST_TEST(first.predecessor == "");
     BOOST_TEST(wait_scope(spec(), who("p3"), r, d).predecessor == "p4");
-    d.dead = {"p4"};  // seen unchanged for its TTL: skipped
+    d.dead = {{"p4", "7"}};  // seen unchanged for its TTL: skipped
     BOOST_TEST(wait_scope(spec(), who("p3"), r, d).predecessor == "p5");
     BOOST_TEST(!wait_scope(spec(), who("p9"), r, d).narrow);  // not in the queue
     LockSpec newest = spec();

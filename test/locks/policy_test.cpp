@@ -57,11 +57,12 @@ struct World {
             std::erase_if(own, mine);
             if (d.queue != QueueAct::leave) {
                 own.push_back(d.entry);
+                own.back().version = std::to_string(own_writes);  // as a store stamps it
             }
         }
-        for (const auto& id : d.dead) {
+        for (const auto& dead : d.dead) {
             if (d.outcome == Outcome::acquired || d.outcome == Outcome::took_over) {
-                std::erase_if(own, [&](const Waiter& w) { return w.who.id == id; });
+                std::erase_if(own, [&](const Waiter& w) { return w.who.id == dead.id; });
             }
         }
         std::erase_if(record.waiters, [](const Waiter& w) { return !w.legacy; });
@@ -470,9 +471,12 @@ BOOST_AUTO_TEST_CASE(a_dead_waiter_is_skipped_after_its_own_ttl_and_removed_by_t
     w.clock.advance(seconds(10) - microseconds(1));
     BOOST_TEST(outcome_name(w.run(acquire(p3)).outcome) == "waiting");
     w.clock.advance(microseconds(1));
+    const std::string judged = w.record.find_waiter(p2.id)->version;
+    BOOST_TEST(!judged.empty());
     Decision d = w.run(acquire(p3));
     BOOST_TEST(outcome_name(d.outcome) == "acquired");
-    BOOST_TEST(d.dead == std::vector<std::string>{p2.id});
+    // Named with the version of its record that was judged: only that one is removed.
+    BOOST_TEST((d.dead == std::vector<DeadWaiter>{{p2.id, judged}}));
     BOOST_TEST(w.record.waiters.empty());
 }
 

@@ -47,8 +47,9 @@ struct Party {
     test::FakeClock clock;
     std::ostringstream log;
     LockManager manager;
-    Party(Factory& f, TimePoint start)
-        : store(f.make()),
+    Party(Factory& f, TimePoint start) : Party(f.make(), start) {}
+    Party(std::shared_ptr<LockStore> s, TimePoint start)
+        : store(std::move(s)),
           clock(start),
           manager(
               *store, clock, log, [] { return 0; }, options()) {}
@@ -92,13 +93,18 @@ class CountingStore : public LockStore {
         ++waiter_writes;
         return m_inner->write_waiter(name, waiter, version);
     }
-    Status remove_waiter(const std::string& name, const std::string& id) override {
-        return m_inner->remove_waiter(name, id);
+    Status remove_waiter(const std::string& name, const std::string& id,
+                         const std::string& version = {}) override {
+        if (before_remove) {
+            before_remove();
+        }
+        return m_inner->remove_waiter(name, id, version);
     }
     Result<std::vector<std::string>> list() override { return m_inner->list(); }
     std::string describe() const override { return m_inner->describe(); }
     int lock_writes = 0;
     int waiter_writes = 0;
+    std::function<void()> before_remove;  // another process acting just before a removal
 
   private:
     std::shared_ptr<LockStore> m_inner;
@@ -398,6 +404,45 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_dead_waiter_is_skipped_after_its_own_ttl_and_rem
     LockRecord r = a.read();
     BOOST_TEST(r.holder->id == "w2");
     BOOST_TEST(r.waiters.empty());  // w1's record removed by w2, and w2's own
+}
+
+// Given w1 seen unchanged for its TTL by w2, which takes the freed lock past it, when
+// w1 renews its record after w2's read and before w2 removes it, then w1's record stays
+// with its number (the removal asked for the version w2 judged), and w2 says so.
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_waiter_that_renews_before_its_removal_keeps_its_place, F,
+                              test::StoreFactories) {
+    F f;
+    Party<F> a(f, k_t0);
+    Party<F> b(f, k_t0);
+    auto racing = std::make_shared<CountingStore>(f.make());
+    Party<F> c(racing, k_t0);
+    (void)a.manager.acquire(spec(), local("h"));
+    (void)b.apply_acquire(local("w1"), QueueOrder::oldest_first, seconds(6));
+    (void)c.apply_acquire(local("w2"), QueueOrder::oldest_first);
+    const std::int64_t number = a.read().find_waiter("w1")->seq;
+    (void)a.manager.release("gstg", local("h"));
+    b.clock.advance(seconds(6));
+    c.clock.advance(seconds(6));
+    int renewals = 0;
+    Request renew;  // w1's next acquire decision, which renews its record
+    renew.who = local("w1");
+    renew.lease_duration = seconds(60);
+    renew.waiter_ttl = seconds(6);
+    LockManager& w1_manager = b.manager;
+    racing->before_remove = [&w1_manager, &renew, &renewals] {
+        Decision renewed = w1_manager.apply("gstg", renew).value();
+        renewals += renewed.queue == QueueAct::renew ? 1 : 0;
+    };
+    Decision d = c.apply_acquire(local("w2"), QueueOrder::oldest_first);
+    BOOST_TEST(outcome_name(d.outcome) == "acquired");
+    BOOST_TEST(renewals == 1);
+    LockRecord r = a.read();
+    BOOST_TEST(r.holder->id == "w2");
+    const Waiter* w1 = r.find_waiter("w1");
+    BOOST_REQUIRE(w1 != nullptr);
+    BOOST_TEST(w1->seq == number);
+    BOOST_TEST((w1->last_seen == k_t0 + seconds(6)));
+    BOOST_TEST(c.log.str().find("w1 renewed its place in the queue") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(status_reads_the_queue_in_number_order, F, test::StoreFactories) {
