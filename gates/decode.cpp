@@ -20,20 +20,17 @@ Status read_kind(const json& j, const std::string& want) {
     return Status::ok();
 }
 
-Status read_condition(const json& j, const std::string& p, Condition& c) {
-    TRY(expect_object(j, p));
-    TRY(read_string(j, "type", p, c.type));
-    TRY(read_string(j, "status", p, c.status));
-    TRY(read_string(j, "reason", p, c.reason));
-    TRY(read_string(j, "message", p, c.message));
-    TRY(read_time(j, "lastTransitionTime", p, c.last_transition_time));
-    return Status::ok();
-}
+// A Job's or a pod's condition.
+constexpr auto k_condition_fields = std::tuple{
+    field("type", &Condition::type, read_string), field("status", &Condition::status, read_string),
+    field("reason", &Condition::reason, read_string),
+    field("message", &Condition::message, read_string),
+    field("lastTransitionTime", &Condition::last_transition_time, read_time)};
 
 Status read_conditions(const json& obj, const std::string& path, std::vector<Condition>& out) {
     return read_array(obj, "conditions", path, [&](const json& item, const std::string& p) {
         Condition c;
-        TRY(read_condition(item, p, c));
+        TRY(read_fields(item, p, k_condition_fields, c));
         out.push_back(std::move(c));
         return Status::ok();
     });

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "runner/base/vocab/status.h"
@@ -77,6 +79,40 @@ Status read_object(const json& obj, std::string_view key, const std::string& pat
         TRY(expect_object(o, p));
         return each(o, p);
     });
+}
+
+// One member of a struct `S` as the JSON key `key`, read by `read` (read_string,
+// read_count, ...). A tuple of them is a struct's one key list: its reader walks it
+// with read_fields, and its writer, where it has one, walks the same list.
+template <typename S, typename M>
+struct Field {
+    std::string_view key;
+    M S::*member;
+    Status (*read)(const json& obj, std::string_view key, const std::string& path, M& out);
+};
+
+// field("pod", &Failure::pod, read_string): M comes from the member, so that the
+// reader's overload is the one for its type.
+template <typename S, typename M>
+constexpr Field<S, M> field(std::string_view key, M S::*member,
+                            Status (*read)(const json&, std::string_view, const std::string&,
+                                           std::type_identity_t<M>&)) {
+    return {key, member, read};
+}
+
+// Reads the object `j` at `path` into `out`, field by field in the order of `fields`;
+// stops at the first error.
+template <typename S, typename... M>
+Status read_fields(const json& j, const std::string& path, const std::tuple<Field<S, M>...>& fields,
+                   S& out) {
+    TRY(expect_object(j, path));
+    Status status = Status::ok();
+    std::apply(
+        [&](const auto&... f) {
+            (void)((status = f.read(j, f.key, path, out.*f.member), status.is_ok()) && ...);
+        },
+        fields);
+    return status;
 }
 
 // Parses `text`, converting nlohmann's parse errors into a Status naming `source`.

@@ -9,70 +9,88 @@ namespace {
 
 using namespace json_read;
 
-json optional_time(const std::optional<TimePoint>& t) {
-    return t ? json(format_rfc3339_micro(*t)) : json(nullptr);
-}
+constexpr const char* k_observed_failures_annotation = "envgate.dev/observed-failures";
+constexpr const char* k_last_failure_annotation = "envgate.dev/last-failure";
 
-Status read_failure(const json& j, const std::string& p, Failure& f) {
-    TRY(expect_object(j, p));
+// How a failure's kind is written: "restart" (also when absent) or "pod".
+Status read_failure_kind(const json& j, std::string_view key, const std::string& p,
+                         FailureKind& out) {
     std::string kind = "restart";
-    TRY(read_string(j, "pod", p, f.pod));
-    TRY(read_string(j, "container", p, f.container));
-    TRY(read_string(j, "kind", p, kind));
+    TRY(read_string(j, key, p, kind));
     if (kind != "restart" && kind != "pod") {
-        return {Code::invalid, child(p, "kind") + ": expected \"restart\" or \"pod\", got \"" +
+        return {Code::invalid, child(p, key) + ": expected \"restart\" or \"pod\", got \"" +
                                    kind.substr(0, 40) + "\""};
     }
-    f.kind = kind == "pod" ? FailureKind::pod : FailureKind::restart;
-    TRY(read_string(j, "reason", p, f.reason));
-    TRY(read_int(j, "exit_code", p, f.exit_code));
-    TRY(read_bool(j, "exit_code_trusted", p, f.exit_code_trusted));
-    TRY(read_string(j, "message", p, f.message));
-    TRY(read_time(j, "at", p, f.at));
+    out = kind == "pod" ? FailureKind::pod : FailureKind::restart;
     return Status::ok();
 }
 
-json remembered_run_to_json(const RememberedRun& r) {
-    return {{"key", r.key},
-            {"pod", r.pod},
-            {"container", r.container ? json(*r.container) : json(nullptr)},
-            {"run", r.number},
-            {"index", r.index ? json(*r.index) : json(nullptr)},
-            {"counted", r.counted},
-            {"attempt", r.attempt},
-            {"limit", r.limit},
-            {"text", r.text},
-            {"at", optional_time(r.at)},
-            {"seen_by", r.seen_by},
-            {"tail_kept", r.tail_kept}};
+// A remembered run's key: what identifies it, so never empty.
+Status read_run_key(const json& j, std::string_view key, const std::string& p, std::string& out) {
+    TRY(read_string(j, key, p, out));
+    if (out.empty()) {
+        return {Code::invalid, child(p, key) + ": expected the run's key, got none"};
+    }
+    return Status::ok();
+}
+
+// The keys of the last-failure annotation and of a remembered run: each list is read by
+// read_fields and written by fields_json, so that reader and writer cannot drift apart.
+constexpr auto k_failure_fields =
+    std::tuple{field("pod", &Failure::pod, read_string),
+               field("container", &Failure::container, read_string),
+               field("kind", &Failure::kind, read_failure_kind),
+               field("reason", &Failure::reason, read_string),
+               field("exit_code", &Failure::exit_code, read_int),
+               field("exit_code_trusted", &Failure::exit_code_trusted, read_bool),
+               field("message", &Failure::message, read_string),
+               field("at", &Failure::at, read_time)};
+
+constexpr auto k_remembered_run_fields =
+    std::tuple{field("key", &RememberedRun::key, read_run_key),
+               field("pod", &RememberedRun::pod, read_string),
+               field("container", &RememberedRun::container, read_string),
+               field("run", &RememberedRun::number, read_count),
+               field("index", &RememberedRun::index, read_count),
+               field("counted", &RememberedRun::counted, read_bool),
+               field("attempt", &RememberedRun::attempt, read_count),
+               field("limit", &RememberedRun::limit, read_count),
+               field("text", &RememberedRun::text, read_string),
+               field("at", &RememberedRun::at, read_time),
+               field("seen_by", &RememberedRun::seen_by, read_string),
+               field("tail_kept", &RememberedRun::tail_kept, read_bool)};
+
+// A member's JSON value: times in RFC 3339 with microseconds, an absent optional null.
+json value_json(TimePoint t) {
+    return format_rfc3339_micro(t);
+}
+json value_json(FailureKind kind) {
+    return kind == FailureKind::pod ? "pod" : "restart";
+}
+template <typename T>
+json value_json(const T& value) {
+    return value;
+}
+template <typename T>
+json value_json(const std::optional<T>& value) {
+    return value ? value_json(*value) : json(nullptr);
+}
+
+template <typename S, typename... M>
+json fields_json(const S& s, const std::tuple<Field<S, M>...>& fields) {
+    json out = json::object();
+    std::apply(
+        [&](const auto&... f) { ((out[std::string(f.key)] = value_json(s.*f.member)), ...); },
+        fields);
+    return out;
 }
 
 json runs_to_json(const std::vector<RememberedRun>& runs) {
     json out = json::array();
     for (const RememberedRun& r : runs) {
-        out.push_back(remembered_run_to_json(r));
+        out.push_back(fields_json(r, k_remembered_run_fields));
     }
     return out;
-}
-
-Status read_remembered_run(const json& j, const std::string& p, RememberedRun& r) {
-    TRY(expect_object(j, p));
-    TRY(read_string(j, "key", p, r.key));
-    if (r.key.empty()) {
-        return {Code::invalid, child(p, "key") + ": expected the run's key, got none"};
-    }
-    TRY(read_string(j, "pod", p, r.pod));
-    TRY(read_string(j, "container", p, r.container));
-    TRY(read_count(j, "run", p, r.number));
-    TRY(read_count(j, "index", p, r.index));
-    TRY(read_bool(j, "counted", p, r.counted));
-    TRY(read_count(j, "attempt", p, r.attempt));
-    TRY(read_count(j, "limit", p, r.limit));
-    TRY(read_string(j, "text", p, r.text));
-    TRY(read_time(j, "at", p, r.at));
-    TRY(read_string(j, "seen_by", p, r.seen_by));
-    TRY(read_bool(j, "tail_kept", p, r.tail_kept));
-    return Status::ok();
 }
 
 json counts_to_json(const GateMemory& m) {
@@ -120,7 +138,7 @@ Status read_counts(const json& j, const std::string& p, GateMemory& m) {
     // Absent from memory written before runs were remembered: none known.
     TRY(read_array(j, "runs", p, [&](const json& item, const std::string& ip) {
         RememberedRun r;
-        TRY(read_remembered_run(item, ip, r));
+        TRY(read_fields(item, ip, k_remembered_run_fields, r));
         m.runs.edit().push_back(std::move(r));
         return Status::ok();
     }));
@@ -144,7 +162,7 @@ Status read_last_failure(const json& j, const std::string& p, GateMemory& m) {
         return Status::ok();
     }
     Failure f;
-    TRY(read_failure(j, p, f));
+    TRY(read_fields(j, p, k_failure_fields, f));
     m.last_failure = std::move(f);
     return Status::ok();
 }
@@ -156,14 +174,7 @@ Status with_source(const Status& s, std::string_view source) {
 }  // namespace
 
 json failure_to_json(const Failure& f) {
-    return {{"pod", f.pod},
-            {"container", f.container ? json(*f.container) : json(nullptr)},
-            {"kind", f.kind == FailureKind::pod ? "pod" : "restart"},
-            {"reason", f.reason},
-            {"exit_code", f.exit_code ? json(*f.exit_code) : json(nullptr)},
-            {"exit_code_trusted", f.exit_code_trusted},
-            {"message", f.message},
-            {"at", optional_time(f.at)}};
+    return fields_json(f, k_failure_fields);
 }
 
 json memory_to_json(const GateMemory& m) {

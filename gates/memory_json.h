@@ -13,9 +13,6 @@
 
 namespace envgate::gates {
 
-inline constexpr const char* k_observed_failures_annotation = "envgate.dev/observed-failures";
-inline constexpr const char* k_last_failure_annotation = "envgate.dev/last-failure";
-
 nlohmann::json failure_to_json(const Failure& failure);
 nlohmann::json memory_to_json(const GateMemory& memory);
 Result<GateMemory> memory_from_json(const nlohmann::json& j, std::string_view source);

@@ -48,6 +48,14 @@ void add_store_options(CLI::App& app, std::optional<std::string>& kubeconfig,
                    "namespace of the Leases (default: the config's lock.namespace)");
 }
 
+// --gate of `explain` and `gate`: a built-in gate's name or one envgate.yml adds.
+void add_gate_option(CLI::App& app, std::string& gate) {
+    app.add_option("--gate", gate,
+                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
+                   "envgate.yml adds")
+        ->required();
+}
+
 // `envgate gate` and `envgate run`: a long job log, then one document a script reads.
 void add_report_output_option(CLI::App& app, std::string& output) {
     app.add_option("-o,--output", output,
@@ -98,10 +106,7 @@ int run_help(const CLI::App& root, const std::vector<std::string>& words, Contex
 
 Handler define_explain(CLI::App& app) {
     auto o = std::make_shared<ExplainOptions>();
-    app.add_option("--gate", o->gate,
-                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
-                   "envgate.yml adds")
-        ->required();
+    add_gate_option(app, o->gate);
     app.add_option("--config", o->config_path,
                    "envgate.yml, for the gates it adds (default: ./envgate.yml if present)");
     app.add_option("--job", o->job_path, "the Job as JSON (kubectl get job -o json)");
@@ -159,10 +164,7 @@ Handler define_gate(CLI::App& app) {
                    "the environment (its namespace and context come "
                    "from the config)")
         ->required();
-    app.add_option("--gate", o->gate,
-                   "pre-migrations | post-migrations | batched-migrations-check | a gate "
-                   "envgate.yml adds")
-        ->required();
+    add_gate_option(app, o->gate);
     app.add_option("--manifest", o->manifest,
                    "the Job manifest (YAML or JSON; - reads stdin); default: the config's");
     app.add_option("--config", o->config, "envgate.yml (optional with --manifest)")

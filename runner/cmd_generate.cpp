@@ -77,18 +77,14 @@ Result<Plan> plan_for(const GenerateOptions& o, Context& ctx, std::size_t& chang
         ctx.err << "envgate generate: renamed " << from << " -> " << to << " (both count)\n";
     }
     changed = change.paths.size();
-    PlanRequest request;
-    request.changed_paths = change.paths;
-    request.all_environments = change.all_environments;
-    request.only = o.environments;
-    request.config_path = o.config_path;
-    request.base = change.base;
-    request.head = change.head;
-    request.note = change.note;
-    request.mode = mode.mode;
-    request.mode_reason = mode.why;
-    request.style = style;
-    return make_plan(config, request);
+    const PlanHeader header{.config_path = o.config_path,
+                            .base = change.base,
+                            .head = change.head,
+                            .note = change.note,
+                            .mode = mode.mode,
+                            .mode_reason = mode.why,
+                            .style = style};
+    return make_plan(config, {header, change.paths, change.all_environments, o.environments});
 }
 
 void describe(const Plan& plan, std::size_t changed, Context& ctx) {

@@ -29,6 +29,18 @@ json job_reference(const JobIdentity& job) {
             {"uid", job.uid}};
 }
 
+// What an Event says alike in both APIs: its name and namespace, the gate's reason and
+// type, and which envgate reported it; each API adds its own keys.
+json event_object(const char* api_version, const JobIdentity& job, const gates::Event& event,
+                  const std::string& name, const std::string& instance) {
+    return {{"apiVersion", api_version},
+            {"kind", "Event"},
+            {"metadata", {{"name", name}, {"namespace", job.namespace_}}},
+            {"reason", event.reason},
+            {"type", event.type},
+            {"reportingInstance", instance}};
+}
+
 }  // namespace
 
 std::string gate_event_name(const JobIdentity& job, const gates::Event& event,
@@ -40,34 +52,26 @@ std::string gate_event_name(const JobIdentity& job, const gates::Event& event,
 
 json events_v1_event(const JobIdentity& job, const gates::Event& event, const std::string& name,
                      const std::string& instance, TimePoint now) {
-    return {{"apiVersion", "events.k8s.io/v1"},
-            {"kind", "Event"},
-            {"metadata", {{"name", name}, {"namespace", job.namespace_}}},
-            {"eventTime", format_rfc3339_micro(now)},
-            {"reportingController", "envgate"},
-            {"reportingInstance", instance},
-            {"action", "Gate"},
-            {"reason", event.reason},
-            {"note", cut_note(event.message)},
-            {"type", event.type},
-            {"regarding", job_reference(job)}};
+    json e = event_object("events.k8s.io/v1", job, event, name, instance);
+    e.update({{"eventTime", format_rfc3339_micro(now)},
+              {"reportingController", "envgate"},
+              {"action", "Gate"},
+              {"note", cut_note(event.message)},
+              {"regarding", job_reference(job)}});
+    return e;
 }
 
 json core_v1_event(const JobIdentity& job, const gates::Event& event, const std::string& name,
                    const std::string& instance, TimePoint now) {
-    return {{"apiVersion", "v1"},
-            {"kind", "Event"},
-            {"metadata", {{"name", name}, {"namespace", job.namespace_}}},
-            {"involvedObject", job_reference(job)},
-            {"reason", event.reason},
-            {"message", event.message},
-            {"type", event.type},
-            {"source", {{"component", "envgate"}}},
-            {"reportingComponent", "envgate"},
-            {"reportingInstance", instance},
-            {"firstTimestamp", format_rfc3339(now)},
-            {"lastTimestamp", format_rfc3339(now)},
-            {"count", 1}};
+    json e = event_object("v1", job, event, name, instance);
+    e.update({{"involvedObject", job_reference(job)},
+              {"message", event.message},
+              {"source", {{"component", "envgate"}}},
+              {"reportingComponent", "envgate"},
+              {"firstTimestamp", format_rfc3339(now)},
+              {"lastTimestamp", format_rfc3339(now)},
+              {"count", 1}});
+    return e;
 }
 
 Status record_gate_event(kube::KubeApi& api, const JobIdentity& job, const gates::Event& event,

@@ -1,6 +1,7 @@
 // run.json: the whole RunReport, machine-readable, and its parser (the dashboard
 // renders saved runs). Field names are part of the documented interface.
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "runner/base/utf8.h"
 #include "runner/report/render.h"
@@ -17,6 +18,86 @@ json opt_time(const std::optional<TimePoint>& t) {
     return t ? json(format_rfc3339_micro(*t)) : json(nullptr);
 }
 
+std::optional<std::string> get_opt(const json& j, const char* key) {
+    if (!j.contains(key) || j.at(key).is_null()) {
+        return std::nullopt;
+    }
+    return j.at(key).get<std::string>();
+}
+
+std::optional<TimePoint> get_time(const json& j, const char* key) {
+    auto s = get_opt(j, key);
+    return s ? parse_rfc3339(*s) : std::nullopt;
+}
+
+// One member of a FailedRun as the run.json key `key`.
+template <typename M>
+struct Field {
+    const char* key;
+    M FailedRun::*member;
+};
+template <typename M>
+Field(const char*, M FailedRun::*) -> Field<M>;
+
+// A failed run's keys: failed_run_json writes this one list and failed_run_from reads
+// it, a key absent from a saved run leaving the member as a new FailedRun has it.
+constexpr auto k_failed_run_fields = std::tuple{Field{"run", &FailedRun::run},
+                                                Field{"attempt", &FailedRun::attempt},
+                                                Field{"limit", &FailedRun::limit},
+                                                Field{"at", &FailedRun::at},
+                                                Field{"pod", &FailedRun::pod},
+                                                Field{"container", &FailedRun::container},
+                                                Field{"container_run", &FailedRun::container_run},
+                                                Field{"reason", &FailedRun::reason},
+                                                Field{"exit_code", &FailedRun::exit_code},
+                                                Field{"description", &FailedRun::description},
+                                                Field{"log_command", &FailedRun::log_command},
+                                                Field{"log_tail", &FailedRun::log_tail},
+                                                Field{"log_note", &FailedRun::log_note},
+                                                Field{"key", &FailedRun::key},
+                                                Field{"counted", &FailedRun::counted},
+                                                Field{"ignored_why", &FailedRun::ignored_why},
+                                                Field{"remembered", &FailedRun::remembered},
+                                                Field{"seen_by", &FailedRun::seen_by}};
+
+template <typename T>
+json value_json(const T& value) {
+    return value;
+}
+json value_json(const std::optional<TimePoint>& t) {
+    return opt_time(t);
+}
+json value_json(const std::optional<int>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+template <typename T>
+void read_value(const json& j, const char* key, T& out) {
+    out = j.value(key, out);
+}
+void read_value(const json& j, const char* key, std::optional<TimePoint>& out) {
+    out = get_time(j, key);
+}
+void read_value(const json& j, const char* key, std::optional<int>& out) {
+    if (j.contains(key) && !j.at(key).is_null()) {
+        out = j.at(key).get<int>();
+    }
+}
+
+json failed_run_json(const FailedRun& f) {
+    json out = json::object();
+    std::apply([&](const auto&... field) { ((out[field.key] = value_json(f.*field.member)), ...); },
+               k_failed_run_fields);
+    return out;
+}
+
+FailedRun failed_run_from(const json& j) {
+    FailedRun f;
+    std::apply([&](const auto&... field) { (read_value(j, field.key, f.*field.member), ...); },
+               k_failed_run_fields);
+    return f;
+}
+
 json change_json(const VerdictChange& h) {
     return {{"at", format_rfc3339_micro(h.at)},
             {"state", h.state},
@@ -25,27 +106,6 @@ json change_json(const VerdictChange& h) {
             {"command", opt(h.command)},
             {"attempt", h.attempt},
             {"limit", h.limit}};
-}
-
-json failed_run_json(const FailedRun& f) {
-    return {{"run", f.run},
-            {"attempt", f.attempt},
-            {"limit", f.limit},
-            {"at", opt_time(f.at)},
-            {"pod", f.pod},
-            {"container", f.container},
-            {"container_run", f.container_run},
-            {"reason", f.reason},
-            {"exit_code", f.exit_code ? json(*f.exit_code) : json(nullptr)},
-            {"description", f.description},
-            {"log_command", f.log_command},
-            {"log_tail", f.log_tail},
-            {"log_note", f.log_note},
-            {"key", f.key},
-            {"counted", f.counted},
-            {"ignored_why", f.ignored_why},
-            {"remembered", f.remembered},
-            {"seen_by", f.seen_by}};
 }
 
 json step_json(const StepReport& s) {
@@ -74,43 +134,6 @@ json step_json(const StepReport& s) {
             {"history", history},
             {"failed_runs", failed_runs},
             {"failed_runs_forgotten", s.failed_runs_forgotten}};
-}
-
-std::optional<std::string> get_opt(const json& j, const char* key) {
-    if (!j.contains(key) || j.at(key).is_null()) {
-        return std::nullopt;
-    }
-    return j.at(key).get<std::string>();
-}
-
-std::optional<TimePoint> get_time(const json& j, const char* key) {
-    auto s = get_opt(j, key);
-    return s ? parse_rfc3339(*s) : std::nullopt;
-}
-
-FailedRun failed_run_from(const json& j) {
-    FailedRun f;
-    f.run = j.value("run", 0);
-    f.attempt = j.value("attempt", 0);
-    f.limit = j.value("limit", 0);
-    f.at = get_time(j, "at");
-    f.pod = j.value("pod", "");
-    f.container = j.value("container", "");
-    f.container_run = j.value("container_run", -1);
-    f.reason = j.value("reason", "");
-    if (j.contains("exit_code") && !j.at("exit_code").is_null()) {
-        f.exit_code = j.at("exit_code").get<int>();
-    }
-    f.description = j.value("description", "");
-    f.log_command = j.value("log_command", "");
-    f.log_tail = j.value("log_tail", "");
-    f.log_note = j.value("log_note", "");
-    f.key = j.value("key", "");
-    f.counted = j.value("counted", true);
-    f.ignored_why = j.value("ignored_why", "");
-    f.remembered = j.value("remembered", false);
-    f.seen_by = j.value("seen_by", "");
-    return f;
 }
 
 StepReport step_from(const json& j) {

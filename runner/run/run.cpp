@@ -17,11 +17,7 @@ namespace {
 
 Result<UpgradeSettings> settings_from(const RunOptions& o) {
     UpgradeSettings s;
-    s.holder = o.holder;
-    s.no_wait = o.no_wait;
-    s.only = o.only;
-    s.manifest = o.manifest;
-    s.may_take_lock = o.may_take_lock;
+    static_cast<UpgradeChoices&>(s) = o;
     if (o.gate_timeout) {
         TRY_ASSIGN(s.gate_timeout, parse_bounded_duration("--timeout", *o.gate_timeout,
                                                           std::chrono::milliseconds(1)));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runner/connect/context.h"
+#include "runner/run/upgrade_choices.h"
 
 namespace envgate {
 
@@ -25,17 +26,9 @@ struct UpgradeCommandOptions {
     std::string output = "text";  // json: the log on stderr, the run's report on stdout
 };
 
-struct RunOptions : UpgradeCommandOptions {
-    std::optional<std::string> holder;
+struct RunOptions : UpgradeCommandOptions, UpgradeChoices {
     std::optional<std::string> wait_timeout;
-    bool no_wait = false;
-    // --only NAME: one gate or step of the upgrade, as one job of a pipeline that holds
-    // the lock across its jobs (see UpgradeSettings::only).
-    std::optional<std::string> only;
-    // `envgate gate` through run: the gate's manifest and timeout, and no lock taken.
-    std::optional<std::string> manifest;
-    std::optional<std::string> gate_timeout;
-    bool may_take_lock = true;
+    std::optional<std::string> gate_timeout;  // `envgate gate` through run: its --timeout
 };
 
 int run_run(const RunOptions& options, Context& ctx);

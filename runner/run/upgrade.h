@@ -26,6 +26,7 @@
 #include "runner/report/job_log.h"
 #include "runner/report/run_report.h"
 #include "runner/run/fence.h"
+#include "runner/run/upgrade_choices.h"
 
 namespace envgate {
 
@@ -33,27 +34,13 @@ namespace envgate {
 // step's process group as it would on a cancellation.
 inline constexpr int k_lock_lost_signal = SIGTERM;
 
-struct UpgradeSettings {
-    std::optional<std::string> holder;  // --holder outside CI
+struct UpgradeSettings : UpgradeChoices {
     std::optional<Duration> wait_timeout;
-    bool no_wait = false;
     bool delete_jobs_on_cancel = false;
     std::optional<std::string> kubeconfig;
     Duration poll_interval = std::chrono::seconds(5);
     Duration progress_interval = std::chrono::seconds(30);  // a quiet gate's heartbeat
-    // One gate or step of the upgrade, as one job of a split pipeline. `diff` (or the
-    // first of the run order) takes the lock as a whole run does; any other needs the
-    // pipeline to hold it already (or a person to have unlocked this pipeline's failure)
-    // and never waits. Success keeps the lock held for `hold_for`, the gap until the
-    // next job re-enters it; a failure or a cancel applies the failure policy at once.
-    std::optional<std::string> only;
-    // `envgate gate`: the --only gate's Job manifest and timeout instead of the config's
-    // (a gate the config does not name runs from `manifest`).
-    std::optional<std::string> manifest;
-    std::optional<Duration> gate_timeout;
-    // false (`envgate gate`): the --only entry never takes the lock, even when it comes
-    // first; the pipeline must hold it already.
-    bool may_take_lock = true;
+    std::optional<Duration> gate_timeout;  // `envgate gate`: instead of the config's
 };
 
 // The job-log section of `step` of the upgrade of `env`.

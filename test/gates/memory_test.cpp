@@ -169,4 +169,100 @@ BOOST_AUTO_TEST_CASE(evaluate_remembers_each_run_it_lists_once) {
     BOOST_TEST((again.memory == v.memory));
 }
 
+// Given a memory with every field set (a last failure, an ended Job, records with and
+// without container, index and time), then its two annotations are these bytes, and
+// they decode back to it: the format old Jobs carry, pinned key by key.
+BOOST_AUTO_TEST_CASE(annotations_are_pinned_to_the_byte) {
+    GateMemory m = with_runs();
+    m.job_namespace = "gitlab";
+    m.job_name = "mig";
+    m.observed_failures = 3;
+    m.restarts = 2;
+    m.failed_pods = 1;
+    m.attempts = 3;
+    m.failures_seen = {"p-uid/migrations/1"};
+    m.pods_failed = {"p-uid"};
+    m.runs_forgotten = 4;
+    m.failure_recorded = true;
+    m.completed = true;
+    m.ended = EndedBy{"Failed", "BackoffLimitExceeded", "Job has reached the backoff limit"};
+    m.last_failure =
+        Failure{"p", "migrations", FailureKind::pod, "Error", -3, false, "boom", test::k_now};
+    const auto annotations = memory_annotations(m);
+    BOOST_TEST(
+        annotations.at("envgate.dev/observed-failures") ==
+        R"({"attempts":3,"completed":true,"ended":{"message":"Job has reached the backoff limit",)"
+        R"("reason":"BackoffLimitExceeded","type":"Failed"},"failed_pods":1,)"
+        R"("failed_runs":{"p-uid/migrations":2},"failure_recorded":true,)"
+        R"("failures_seen":["p-uid/migrations/1"],"job":{"name":"mig","namespace":"gitlab",)"
+        R"("uid":"job-uid"},"observed_failures":3,"pods_failed":["p-uid"],)"
+        R"("restarts":2,"runs":[{"at":"2025-05-29T08:00:00.000000Z","attempt":1,)"
+        R"("container":"migrations","counted":true,"index":3,"key":"p-uid/migrations/1",)"
+        R"("limit":6,"pod":"p","run":1,"seen_by":"https://gitlab.example/jobs/101",)"
+        R"("tail_kept":true,"text":"container migrations exited 3 (Error): boom"},)"
+        R"({"at":"2025-05-29T08:00:00.000000Z","attempt":2,"container":"migrations",)"
+        R"("counted":true,"index":3,"key":"p-uid/migrations/2","limit":6,)"
+        R"("pod":"p","run":2,"seen_by":"https://gitlab.example/jobs/101",)"
+        R"("tail_kept":true,"text":"container migrations exited 3 (Error): boom"},)"
+        R"({"at":"2025-05-29T08:00:00.000000Z","attempt":1,"container":null,)"
+        R"("counted":true,"index":3,"key":"p-uid","limit":7,"pod":"p","run":0,)"
+        R"("seen_by":"https://gitlab.example/jobs/101","tail_kept":false,)"
+        R"("text":"pod p was deleted (Deleted), no message"}],"runs_forgotten":4})");
+    BOOST_TEST(annotations.at("envgate.dev/last-failure") ==
+               R"({"at":"2025-05-29T08:00:00.000000Z","container":"migrations",)"
+               R"("exit_code":-3,"exit_code_trusted":false,"kind":"pod","message":"boom",)"
+               R"("pod":"p","reason":"Error"})");
+    auto back = memory_from_annotations(annotations);
+    BOOST_REQUIRE(back.is_ok());
+    BOOST_TEST((*back == m));
+    m.last_failure->container.reset();
+    m.last_failure->exit_code.reset();
+    m.last_failure->at.reset();
+    BOOST_TEST(memory_annotations(m).at("envgate.dev/last-failure") ==
+               R"({"at":null,"container":null,"exit_code":null,"exit_code_trusted":false,)"
+               R"("kind":"pod","message":"boom","pod":"p","reason":"Error"})");
+}
+
+// Given a record or a last failure with a field of the wrong kind, then decoding names
+// that field by its path, in these words.
+BOOST_AUTO_TEST_CASE(bad_fields_are_named_by_path) {
+    const std::pair<const char*, const char*> cases[] = {
+        {R"({"runs":[{"key":"k","run":-1}]})",
+         R"(memory.json: .runs[0].run: expected a non-negative integer, got -1)"},
+        {R"({"runs":[{"key":"k","index":"3"}]})",
+         R"(memory.json: .runs[0].index: expected an integer, got string)"},
+        {R"({"runs":[{"key":"k","container":3}]})",
+         R"(memory.json: .runs[0].container: expected a string, got number)"},
+        {R"({"runs":[{"key":"k","at":"yesterday"}]})",
+         R"(memory.json: .runs[0].at: expected an RFC 3339 time, got "yesterday")"},
+        {R"({"runs":[{"key":"k","counted":"yes"}]})",
+         R"(memory.json: .runs[0].counted: expected a boolean, got string)"},
+        {R"({"runs":[{"key":"","pod":3}]})",
+         R"(memory.json: .runs[0].key: expected the run's key, got none)"},
+        {R"({"runs":[{"pod":3}]})",
+         R"(memory.json: .runs[0].key: expected the run's key, got none)"},
+        {R"({"runs":[3]})", R"(memory.json: .runs[0]: expected an object, got number)"},
+        {R"({"last_failure":{"pod":"p","kind":"node","reason":3}})",
+         R"(memory.json: .last_failure.kind: expected "restart" or "pod", got "node")"},
+        {R"({"last_failure":{"pod":3,"kind":"node"}})",
+         R"(memory.json: .last_failure.pod: expected a string, got number)"},
+        {R"({"last_failure":{"exit_code":"1"}})",
+         R"(memory.json: .last_failure.exit_code: expected an integer, got string)"},
+        {R"({"last_failure":{"exit_code_trusted":1}})",
+         R"(memory.json: .last_failure.exit_code_trusted: expected a boolean, got number)"},
+        {R"({"last_failure":{"at":3}})",
+         R"(memory.json: .last_failure.at: expected a string, got number)"},
+        {R"({"last_failure":[]})", R"(memory.json: .last_failure: expected an object, got array)"},
+    };
+    for (const auto& [text, want] : cases) {
+        auto m = decode_memory(text, "memory.json");
+        BOOST_REQUIRE_MESSAGE(!m.is_ok(), text);
+        BOOST_TEST(m.status().message() == want, text);
+    }
+    auto signed_exit = decode_memory(R"({"last_failure":{"exit_code":-1}})", "memory.json");
+    BOOST_REQUIRE(signed_exit.is_ok());
+    BOOST_TEST(*signed_exit->last_failure->exit_code == -1);
+    BOOST_TEST((signed_exit->last_failure->kind == FailureKind::restart));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

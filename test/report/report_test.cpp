@@ -205,6 +205,48 @@ BOOST_AUTO_TEST_CASE(run_json_round_trips) {
     BOOST_TEST(bad.status().message().find("saved/run.json") != std::string::npos);
 }
 
+// Given a saved run.json whose failed runs carry some keys or none, then the missing
+// ones read as a new failed run's (counted, container_run -1), the present ones as
+// written; a key of the wrong kind is an error in these words.
+BOOST_AUTO_TEST_CASE(run_json_failed_runs_read_what_they_carry) {
+    const std::string head =
+        R"({"environment":"gprd","result":"failed","lock":{},"steps":[{"name":"pre",)"
+        R"("state":"failed","failed_runs":[)";
+    auto r = parse_run_json(head + R"({"key":"k"},{"run":2,"attempt":3,"limit":6,)"
+                                   R"("at":"2025-05-29T07:12:39.5Z","pod":"p","container":"c",)"
+                                   R"("container_run":4,"reason":"Error","exit_code":-1,)"
+                                   R"("description":"d","log_command":"lc","log_tail":"lt",)"
+                                   R"("log_note":"ln","counted":false,"ignored_why":"iw",)"
+                                   R"("remembered":true,"seen_by":"sb"}]}]})",
+                            "run.json");
+    BOOST_REQUIRE_MESSAGE(r.is_ok(), (r.is_ok() ? "" : r.status().message()));
+    const FailedRun& bare = r->steps.at(0).failed_runs.at(0);
+    BOOST_TEST(bare.key == "k");
+    BOOST_TEST((bare.run == 0 && bare.attempt == 0 && bare.limit == 0 && !bare.at));
+    BOOST_TEST((bare.container_run == -1 && bare.counted && !bare.remembered && !bare.exit_code));
+    BOOST_TEST((bare.pod + bare.container + bare.reason + bare.description + bare.log_command +
+                    bare.log_tail + bare.log_note + bare.ignored_why + bare.seen_by ==
+                ""));
+    const FailedRun& full = r->steps.at(0).failed_runs.at(1);
+    BOOST_TEST((full.run == 2 && full.attempt == 3 && full.limit == 6));
+    BOOST_TEST(format_rfc3339_micro(*full.at) == "2025-05-29T07:12:39.500000Z");
+    BOOST_TEST((full.pod == "p" && full.container == "c" && full.container_run == 4));
+    BOOST_TEST((full.reason == "Error" && *full.exit_code == -1 && full.description == "d"));
+    BOOST_TEST((full.log_command == "lc" && full.log_tail == "lt" && full.log_note == "ln"));
+    BOOST_TEST((!full.counted && full.ignored_why == "iw" && full.remembered));
+    BOOST_TEST(full.seen_by == "sb");
+    auto bad = parse_run_json(head + R"({"container_run":"4"}]}]})", "run.json");
+    BOOST_REQUIRE(!bad.is_ok());
+    BOOST_TEST(bad.status().message() ==
+               "run.json: not an envgate run.json: [json.exception.type_error.302] type must be "
+               "number, but is string");
+    auto bad_exit = parse_run_json(head + R"({"exit_code":"1"}]}]})", "run.json");
+    BOOST_REQUIRE(!bad_exit.is_ok());
+    BOOST_TEST(bad_exit.status().message() ==
+               "run.json: not an envgate run.json: [json.exception.type_error.302] type must be "
+               "number, but is string");
+}
+
 // How many times `what` occurs in `text`.
 std::size_t count(const std::string& text, const std::string& what) {
     std::size_t n = 0;
