@@ -3,14 +3,12 @@
 #include <algorithm>
 
 #include "gates/json_reader.h"
+#include "runner/base/vocab/cluster_keys.h"
 
 namespace envgate::gates {
 namespace {
 
 using namespace json_read;
-
-constexpr const char* k_observed_failures_annotation = "envgate.dev/observed-failures";
-constexpr const char* k_last_failure_annotation = "envgate.dev/last-failure";
 
 // How a failure's kind is written: "restart" (also when absent) or "pod".
 Status read_failure_kind(const json& j, std::string_view key, const std::string& p,

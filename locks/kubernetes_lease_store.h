@@ -22,16 +22,10 @@
 
 #include "locks/lock_store.h"
 #include "runner/base/thread_annotations.h"
+#include "runner/base/vocab/cluster_keys.h"
 #include "runner/kube/kube_api.h"
 
 namespace envgate::locks {
-
-inline constexpr const char* k_lease_prefix = "envgate-";
-inline constexpr const char* k_lock_label = "envgate.dev/lock";
-inline constexpr const char* k_record_annotation = "envgate.dev/record";
-inline constexpr const char* k_lock_name_label = "envgate.dev/lock-name";
-inline constexpr const char* k_waiter_label = "envgate.dev/waiter";
-inline constexpr const char* k_waiter_annotation = "envgate.dev/waiter";
 
 // One long-lived list+watch of the Leases of one lock (its own and its waiters'),
 // shared with the thread that runs it: a cache of them, as client-go's informer keeps.

@@ -8,19 +8,12 @@
 #include <optional>
 #include <string>
 
+#include "runner/base/vocab/cluster_keys.h"
 #include "runner/base/vocab/status.h"
 
 namespace envgate {
 
 using Getenv = std::function<std::optional<std::string>(const std::string&)>;
-
-// Labels envgate puts on every Job it creates.
-inline constexpr const char* k_label_environment = "envgate.dev/environment";
-inline constexpr const char* k_label_gate = "envgate.dev/gate";
-inline constexpr const char* k_label_spec_hash = "envgate.dev/spec-hash";
-inline constexpr const char* k_label_pipeline = "envgate.dev/pipeline";
-// The fencing token of the lock hold that created the Job (`envgate run` only).
-inline constexpr const char* k_label_fence = "envgate.dev/fence";
 
 struct RenderedJob {
     std::string name;       // `<manifest name>-<hash8>`, at most 63 characters

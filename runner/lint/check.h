@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/base/vocab/cluster_keys.h"
 #include "runner/lint/model.h"
 #include "runner/lint/settings.h"
 
@@ -62,9 +63,6 @@ class Emitter {
 const std::vector<const Check*>& all_checks();
 // The check named `id`, or nullptr.
 const Check* find_check(const std::string& id);
-
-// The annotation an object carries to silence checks: "<id>[,<id>...]" or "all".
-inline constexpr const char* k_ignore_annotation = "envgate.dev/lint-ignore";
 
 // Runs every enabled check over every workload of `objects`; findings come out in
 // input order, severities raised for replicated workloads, suppressions applied.

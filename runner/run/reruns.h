@@ -8,12 +8,10 @@
 #include <optional>
 
 #include "locks/lock_record.h"
+#include "runner/base/vocab/cluster_keys.h"
 #include "runner/gating/manifest.h"
 
 namespace envgate {
-
-// Label on a Job created after an unlock: the unlock's sequence number.
-inline constexpr const char* k_label_unlock = "envgate.dev/unlock";
 
 // The latest unlock in `record` (its unlock list, else its history), or nullopt.
 std::optional<locks::Transition> latest_unlock(const locks::LockRecord& record);
