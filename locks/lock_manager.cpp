@@ -187,6 +187,7 @@ Result<AcquireResult> LockManager::acquire(const LockSpec& spec, const Holder& w
     TimePoint deadline = started + spec.wait_timeout;
     m_last_report = {};
     m_watch_failure_reported = false;
+    m_failure_reported.clear();
     LockRecord record;
     for (;;) {
         if (int signal = m_pending_signal ? m_pending_signal() : 0) {
@@ -326,8 +327,12 @@ void LockManager::report_wait(const LockSpec& spec, const Decision& d, const Loc
           << queue_text(d, spec.order) << "; waited " << format_duration(now - started) << " of "
           << format_duration(spec.wait_timeout) << "\n";
     if (r.state == LockState::failed) {
-        m_log << "  failure: " << describe_failure(r) << "\n  to unlock: " << unlock_command(r)
-              << "\n";
+        // The failure once (it can be long), again when it changes; the command each time.
+        std::string failure = describe_failure(r);
+        std::string shown = (r.holder ? r.holder->id : std::string()) + "\n" + failure;
+        m_log << "  failure: " << (shown == m_failure_reported ? "the failure above" : failure)
+              << "\n  to unlock: " << unlock_command(r) << "\n";
+        m_failure_reported = std::move(shown);
     }
     m_log.flush();  // a CI log is a pipe: people must see the wait while it lasts
 }

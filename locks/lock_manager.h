@@ -93,6 +93,7 @@ class LockManager {
     std::map<std::string, Observations> m_seen;  // per lock: what we saw, and when
     TimePoint m_last_report{};
     bool m_watch_failure_reported = false;
+    std::string m_failure_reported;  // the failed holder and failure a waiting line printed
 };
 
 // What waiter `who` must be woken for while it waits for lock `spec.name` as `r` and

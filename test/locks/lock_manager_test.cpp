@@ -95,6 +95,34 @@ BOOST_AUTO_TEST_CASE(waiting_prints_the_holder_every_30_seconds_then_times_out) 
     BOOST_TEST(store.read("gstg")->record.waiters.empty());
 }
 
+// A failed lock's failure can be a long message: the waiting lines, one every 30 s
+// for as long as the wait lasts, print it once (again only when it changes) and the
+// unlock command each time; the give-up prints both whole as the last word.
+BOOST_AUTO_TEST_CASE(waiting_on_a_failed_lock_prints_its_failure_once) {
+    test::MemoryLockStore store;
+    test::FakeClock clock(k_t0);
+    std::ostringstream log;
+    LockManager holder(store, clock, log, nullptr);
+    (void)holder.acquire(spec(), who("p1"));
+    Failure f;
+    f.step = "post-migrations";
+    f.reason = "MigrationsJobFailed";
+    f.message = std::string(400, 'x');
+    f.at = k_t0;
+    BOOST_TEST_REQUIRE(holder.fail(spec(), who("p1"), f).is_ok());
+    std::ostringstream waiting;
+    LockManager waiter(store, clock, waiting, nullptr);
+    auto got = waiter.acquire(spec(), who("p2"));
+    BOOST_TEST((got->end == AcquireEnd::timed_out));
+    const std::string out = waiting.str();
+    BOOST_TEST(count(out, "waiting for lock gstg: failed, held by p1") == 4u);
+    // Once in the first waiting line, once when it gives up.
+    BOOST_TEST(count(out, f.message) == 2u, out);
+    BOOST_TEST(count(out, "  failure: the failure above\n  to unlock: envgate unlock gstg") == 3u,
+               out);
+    BOOST_TEST(count(out, "to unlock: ") == 5u);
+}
+
 BOOST_AUTO_TEST_CASE(a_signal_while_waiting_leaves_the_queue) {
     test::MemoryLockStore store;
     test::FakeClock clock(k_t0);
